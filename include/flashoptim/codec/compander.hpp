@@ -1,0 +1,47 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Companders: the one-line nonlinear maps a grouped codec applies around its
+// linear quantizer. A compander is a type with four functions:
+//   pre(x)           applied to the raw value; the group's scale is max|pre(x)|
+//   post(n)          applied to the normalized value n = pre(x) / scale, |n| <= 1
+//   post_inverse(y), pre_inverse(t)
+// with pre(0) == 0 and post mapping [-1, 1] onto [-1, 1] monotonically.
+// Users add their own by writing such a type.
+#pragma once
+
+#include "flashoptim/format/bits.hpp"
+
+namespace flashoptim::codec {
+
+/// No transform: linear group quantization.
+struct identity {
+  static constexpr const char* name = "identity";
+  FLASHOPTIM_HOST_DEVICE static float pre(float x) { return x; }
+  FLASHOPTIM_HOST_DEVICE static float post(float n) { return n; }
+  FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return y; }
+  FLASHOPTIM_HOST_DEVICE static float pre_inverse(float t) { return t; }
+};
+
+/// y = 2n / (1 + |n|): twice the resolution near zero, where momentum lives
+/// (the FlashOptim momentum layout). Inverse n = y / (2 - |y|).
+struct softsign {
+  static constexpr const char* name = "softsign";
+  FLASHOPTIM_HOST_DEVICE static float pre(float x) { return x; }
+  FLASHOPTIM_HOST_DEVICE static float post(float n) { return format::div_rn(2.0f * n, 1.0f + format::abs_bits(n)); }
+  FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return format::div_rn(y, 2.0f - format::abs_bits(y)); }
+  FLASHOPTIM_HOST_DEVICE static float pre_inverse(float t) { return t; }
+};
+
+/// r = sqrt(v) before taking the group max: the second moment is quantized
+/// on the scale Adam divides by (the FlashOptim second-moment layout).
+/// sqrt rounds down at the top of the range, so r * r never overflows.
+struct sqrt_compander {
+  static constexpr const char* name = "sqrt";
+  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return format::sqrt_rn(v); }
+  FLASHOPTIM_HOST_DEVICE static float post(float n) { return n; }
+  FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return y; }
+  FLASHOPTIM_HOST_DEVICE static float pre_inverse(float r) { return r * r; }
+};
+
+}  // namespace flashoptim::codec

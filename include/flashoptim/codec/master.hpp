@@ -1,0 +1,158 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Master-weight modes: how the fp32 value the optimizer updates is kept
+// between steps. Each mode is a type with
+//   param_type, aux_type              (aux_type = none_t when there is none)
+//   float decode(param_type, aux_type)
+//   void  encode(float x, param_type&, aux_type&)
+// and a name. The step decodes, updates in fp32 registers and encodes; it
+// re-encodes only elements whose fp32 value changed (see master_update), so a
+// zero update never moves a byte.
+#pragma once
+
+#include <type_traits>
+
+#include "flashoptim/format/dtype.hpp"
+
+namespace flashoptim::codec {
+
+/// The parameter alone: updated in fp32 registers and rounded to nearest even.
+template <class T>
+struct native {
+  using param_type = T;
+  using aux_type = none_t;
+  static constexpr const char* name = "native";
+  FLASHOPTIM_HOST_DEVICE static float decode(T p, none_t) { return format::to_float(p); }
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, none_t&) { p = format::from_float<T>(x); }
+};
+
+/// A separate fp32 copy; the parameter is its round-to-nearest-even image.
+template <class T>
+struct fp32_master {
+  using param_type = T;
+  using aux_type = float;
+  static constexpr const char* name = "fp32_master";
+  FLASHOPTIM_HOST_DEVICE static float decode(T, float master) { return master; }
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, float& master) {
+    master = format::from_float<float>(x);
+    p = format::from_float<T>(x);
+  }
+};
+
+namespace detail {
+template <class T>
+struct narrow_float_layout {
+  static_assert(std::is_same<T, bf16>::value || std::is_same<T, fp16>::value, "ULP correction needs bf16 or fp16");
+  using spec = typename format::format_traits<T>::spec;
+  /// Unbiased exponent E of a narrow value (1 - bias for zero and subnormals).
+  FLASHOPTIM_HOST_DEVICE static int exponent(T v) {
+    const int field = static_cast<int>((v.bits & (spec::sign_bit - 1u)) >> spec::mant_bits);
+    return field == 0 ? 1 - spec::bias : field - spec::bias;
+  }
+};
+}  // namespace detail
+
+/// FlashOptim's weight split (arXiv 2602.23349): the parameter T plus a
+/// signed integer C that stores the rounding error as a fraction of half an
+/// ULP of the parameter.
+///
+///   lo = RNE(x -> T);  e = x - float(lo)
+///   h  = 2^(E(lo) - mantissa_bits(T) - 1)        (half an ULP of lo)
+///   c  = round_half_away(clamp(e / h, -1, 1) * M),  M = 127 or 32767
+///   decode: x' = float(lo) + (c / M) * h
+///
+/// Exactly the reference implementation's arithmetic: e / h is an exact
+/// power-of-two scaling split in two factors, the product with M rounds in
+/// fp32, round_half_away is floor(|s| + 0.5) with the sign restored. A
+/// non-finite e (x is inf/NaN, or x overflows T) stores c = 0.
+/// Properties (TESTING.md C1): |x' - x| <= ULP(lo) / (2M) for every finite x
+/// whose lo is finite; -0 decodes as +0; x beyond T's range decodes to ±inf.
+template <class T, class C>
+struct ulp_correction {
+  static_assert(std::is_same<C, std::int8_t>::value || std::is_same<C, std::int16_t>::value,
+                "the correction is int8 or int16");
+  using param_type = T;
+  using aux_type = C;
+  using layout = detail::narrow_float_layout<T>;
+  static constexpr int max_code = std::is_same<C, std::int8_t>::value ? 127 : 32767;
+  static constexpr const char* name = "ulp_correction";
+
+  /// log2 of half an ULP of lo.
+  FLASHOPTIM_HOST_DEVICE static int log2_half_ulp(T lo) { return layout::exponent(lo) - layout::spec::mant_bits - 1; }
+
+  FLASHOPTIM_HOST_DEVICE static C correction(float x, T lo) {
+    const float e = x - format::to_float(lo);
+    if (!format::is_finite(e)) return C{0};
+    const float en = format::scale_pow2(e, -log2_half_ulp(lo));
+    const float clamped = format::min_num(format::max_num(en, -1.0f), 1.0f);
+    const float s = clamped * static_cast<float>(max_code);
+    const float r = format::floor_exact(format::abs_bits(s) + 0.5f);
+    return static_cast<C>(static_cast<int>(format::copysign_bits(r, s)));
+  }
+
+  FLASHOPTIM_HOST_DEVICE static float decode(T p, C c) {
+    const float f = format::div_rn(static_cast<float>(c), static_cast<float>(max_code));
+    return format::to_float(p) + format::scale_pow2(f, log2_half_ulp(p));
+  }
+
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) {
+    p = format::from_float<T>(x);
+    c = correction(x, p);
+  }
+};
+
+/// Lossless bf16 + 16-bit split of an fp32 value: the parameter is the upper
+/// half rounded half away from zero (a carry into the upper half when the
+/// lower half is >= 0x8000), the correction is the lower half; decoding
+/// undoes the carry. Every finite fp32 value and both infinities round-trip
+/// bit for bit. A NaN never carries (which could reach the sign): it is
+/// stored as a quiet bf16 NaN with the correction's top bit cleared, and
+/// decodes to a NaN of the same sign.
+struct exact_split {
+  using param_type = bf16;
+  using aux_type = std::uint16_t;
+  static constexpr const char* name = "exact_split";
+
+  FLASHOPTIM_HOST_DEVICE static float decode(bf16 p, std::uint16_t c) {
+    const std::uint32_t hi = static_cast<std::uint32_t>(static_cast<std::uint16_t>(p.bits - (c >> 15)));
+    return format::float_from_bits((hi << 16) | c);
+  }
+
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, bf16& p, std::uint16_t& c) {
+    const std::uint32_t u = format::bits_of(x);
+    const std::uint32_t hi = u >> 16;
+    const std::uint32_t lo = u & 0xffffu;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      p = bf16{static_cast<std::uint16_t>(hi | 0x0040u)};
+      c = static_cast<std::uint16_t>(lo & 0x7fffu);
+      return;
+    }
+    p = bf16{static_cast<std::uint16_t>(hi + (lo >> 15))};
+    c = static_cast<std::uint16_t>(lo);
+  }
+};
+
+/// Decode, and the re-encode the step performs after updating: an element
+/// whose fp32 value did not change keeps its bytes (a zero update must not
+/// move a parameter; ULP corrections are not idempotent at c = ±M).
+template <class Master>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update(float before, float after,
+                                                            typename Master::param_type& p,
+                                                            typename Master::aux_type& a) {
+  if (format::bits_of(before) == format::bits_of(after)) return;
+  Master::encode(after, p, a);
+}
+
+template <class M>
+struct is_master_mode : std::false_type {};
+template <class T>
+struct is_master_mode<native<T>> : std::true_type {};
+template <class T>
+struct is_master_mode<fp32_master<T>> : std::true_type {};
+template <class T, class C>
+struct is_master_mode<ulp_correction<T, C>> : std::true_type {};
+template <>
+struct is_master_mode<exact_split> : std::true_type {};
+
+}  // namespace flashoptim::codec

@@ -1,0 +1,141 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Bit-level views of fp32 and exact power-of-two arithmetic. Powers of two
+// are built from their bit pattern, never through exp2f, so host and device
+// agree to the last bit.
+#pragma once
+
+#include <cstring>
+
+#include "flashoptim/config.hpp"
+
+namespace flashoptim::format {
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint32_t bits_of(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __float_as_uint(x);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float float_from_bits(std::uint32_t u) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint64_t bits_of(double x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE bool is_nan(float x) { return (bits_of(x) & 0x7fffffffu) > 0x7f800000u; }
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE bool is_finite(float x) { return (bits_of(x) & 0x7f800000u) != 0x7f800000u; }
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE bool is_finite(double x) {
+  return (bits_of(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+}
+
+/// The canonical quiet NaN every path stores (what the GPU's arithmetic
+/// produces); host NaN payloads differ by operand order, so stored fp32 NaNs
+/// are canonicalized to keep CPU and GPU bytes identical.
+inline constexpr std::uint32_t canonical_nan_bits = 0x7fffffffu;
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float canonicalize_nan(float x) {
+  return is_nan(x) ? float_from_bits(canonical_nan_bits) : x;
+}
+
+/// |x| without touching the sign through arithmetic (keeps NaN payloads).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float abs_bits(float x) { return float_from_bits(bits_of(x) & 0x7fffffffu); }
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float copysign_bits(float magnitude, float sign_source) {
+  return float_from_bits((bits_of(magnitude) & 0x7fffffffu) | (bits_of(sign_source) & 0x80000000u));
+}
+
+/// Exactly 2^k for k in [-126, 127] (normal range), built from its bits.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float pow2(int k) {
+  return float_from_bits(static_cast<std::uint32_t>(k + 127) << 23);
+}
+
+/// x · 2^k as two multiplications by 2^floor(k/2) and 2^(k - floor(k/2)).
+/// Each factor is a normal float for |k| <= 252, the first product is exact
+/// for the operands this library feeds it, and the second rounds once; this
+/// is also how the reference FlashOptim implementation splits the exponent,
+/// so ULP corrections match it bit for bit.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float scale_pow2(float x, int k) {
+  const int k1 = k >= 0 ? k / 2 : -((-k + 1) / 2);  // floor(k / 2)
+  return (x * pow2(k1)) * pow2(k - k1);
+}
+
+/// floor() without libm, identical on host and device (exact for all floats).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float floor_exact(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return floorf(x);
+#else
+  return __builtin_floorf(x);
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_rn(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fsqrt_rn(x);
+#else
+  return __builtin_sqrtf(x);
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE double sqrt_rn(double x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __dsqrt_rn(x);
+#else
+  return __builtin_sqrt(x);
+#endif
+}
+
+/// Fused multiply-add, a·b + c with one rounding, the same on every path.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float fma_rn(float a, float b, float c) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fmaf_rn(a, b, c);
+#else
+  return __builtin_fmaf(a, b, c);
+#endif
+}
+
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_rn(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+/// max/min that ignore NaN operands the same way on host and device
+/// (IEEE maxNum: the non-NaN operand wins).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float max_num(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fmaxf(a, b);
+#else
+  return __builtin_fmaxf(a, b);
+#endif
+}
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float min_num(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fminf(a, b);
+#else
+  return __builtin_fminf(a, b);
+#endif
+}
+
+}  // namespace flashoptim::format

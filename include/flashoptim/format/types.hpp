@@ -1,0 +1,163 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Storage types of the narrow formats and the traits through which every
+// layer converts them. A new format is a trivially copyable struct plus a
+// `format_traits` specialization (usually by deriving from
+// `small_float_traits<Spec>`), nothing else.
+#pragma once
+
+#include "flashoptim/format/small_float.hpp"
+
+namespace flashoptim {
+
+/// bfloat16: 8 exponent bits, 7 mantissa bits.
+struct bf16 {
+  std::uint16_t bits;
+};
+/// IEEE binary16: 5 exponent bits, 10 mantissa bits.
+struct fp16 {
+  std::uint16_t bits;
+};
+/// OCP fp8 E4M3 (finite, max 448, NaN = 0x7f/0xff).
+struct fp8_e4m3 {
+  std::uint8_t bits;
+};
+/// OCP fp8 E5M2 (IEEE-like, max 57344).
+struct fp8_e5m2 {
+  std::uint8_t bits;
+};
+
+namespace format {
+
+using bf16_spec = small_float_spec<8, 7, 0x7f7fu, 0x7fffu, true, overflow_rule::to_infinity>;
+using fp16_spec = small_float_spec<5, 10, 0x7bffu, 0x7fffu, true, overflow_rule::to_infinity>;
+/// fp8 conversions saturate to the largest finite value, as CUDA's hardware
+/// conversion (cvt.rn.satfinite) does; non-finite states never reach them
+/// (codecs encode those with sentinels).
+using fp8_e4m3_spec = small_float_spec<4, 3, 0x7eu, 0x7fu, false, overflow_rule::saturate>;
+using fp8_e5m2_spec = small_float_spec<5, 2, 0x7bu, 0x7fu, true, overflow_rule::saturate>;
+
+/// Primary template: specialize for every storage type the library converts.
+/// Required members: `storage`, `name`, `bytes`, `to_float(T)`,
+/// `from_float(float, rounding, uint32_t random_bits)`.
+template <class T>
+struct format_traits;
+
+/// Traits of any type that wraps a `small_float_spec` bit pattern.
+template <class T, class Spec>
+struct small_float_traits {
+  using spec = Spec;
+  using bits_type = decltype(T{}.bits);
+  static constexpr std::size_t bytes = sizeof(T);
+  static constexpr bool is_float = true;
+
+  FLASHOPTIM_HOST_DEVICE static float to_float(T v) { return decode_small_float<Spec>(v.bits); }
+  FLASHOPTIM_HOST_DEVICE static T from_float(float x, rounding mode = rounding::nearest_even,
+                                             std::uint32_t random_bits = 0) {
+    return T{static_cast<bits_type>(encode_small_float<Spec>(x, mode, random_bits))};
+  }
+};
+
+template <>
+struct format_traits<float> {
+  static constexpr const char* name = "fp32";
+  static constexpr std::size_t bytes = 4;
+  static constexpr bool is_float = true;
+  FLASHOPTIM_HOST_DEVICE static float to_float(float v) { return v; }
+  /// Identity, except that NaNs are stored canonically (see canonicalize_nan).
+  FLASHOPTIM_HOST_DEVICE static float from_float(float x, rounding = rounding::nearest_even, std::uint32_t = 0) {
+    return canonicalize_nan(x);
+  }
+};
+
+template <>
+struct format_traits<bf16> : small_float_traits<bf16, bf16_spec> {
+  static constexpr const char* name = "bf16";
+  // bf16 is the upper half of fp32: widening is a shift, on every path
+  // (NaN payloads included, which cvt.f32.bf16 would not promise).
+  FLASHOPTIM_HOST_DEVICE static float to_float(bf16 v) { return float_from_bits(std::uint32_t{v.bits} << 16); }
+  FLASHOPTIM_HOST_DEVICE static bf16 from_float(float x, rounding mode = rounding::nearest_even,
+                                                std::uint32_t random_bits = 0) {
+    const std::uint32_t u = bits_of(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{0x7fff};
+    if (mode == rounding::stochastic) return bf16{static_cast<std::uint16_t>((u + (random_bits & 0xffffu)) >> 16)};
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 800
+    std::uint16_t r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return bf16{r};
+#else
+    return bf16{static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+#endif
+  }
+};
+
+template <>
+struct format_traits<fp16> : small_float_traits<fp16, fp16_spec> {
+  static constexpr const char* name = "fp16";
+  FLASHOPTIM_HOST_DEVICE static float to_float(fp16 v) {
+#if FLASHOPTIM_DEVICE_CODE
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+    return f;
+#else
+    return decode_small_float<fp16_spec>(v.bits);
+#endif
+  }
+  FLASHOPTIM_HOST_DEVICE static fp16 from_float(float x, rounding mode = rounding::nearest_even,
+                                                std::uint32_t random_bits = 0) {
+#if FLASHOPTIM_DEVICE_CODE
+    if (mode == rounding::nearest_even) {
+      std::uint16_t r;
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+      return fp16{r};
+    }
+#endif
+    return fp16{static_cast<std::uint16_t>(encode_small_float<fp16_spec>(x, mode, random_bits))};
+  }
+};
+
+/// fp8 from fp32 through the hardware's saturating conversion where it
+/// exists (sm_89+), the generic one elsewhere; the GPU tests check that the
+/// two agree on all 2^32 inputs.
+template <class T, class Spec, bool E4M3>
+struct fp8_traits : small_float_traits<T, Spec> {
+  FLASHOPTIM_HOST_DEVICE static T from_float(float x, rounding mode = rounding::nearest_even,
+                                             std::uint32_t random_bits = 0) {
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+    if (mode == rounding::nearest_even) {
+      std::uint16_t r;
+      if (E4M3)
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(x), "f"(0.0f));
+      else
+        asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(x), "f"(0.0f));
+      return T{static_cast<std::uint8_t>(r & 0xffu)};
+    }
+#endif
+    return T{static_cast<std::uint8_t>(encode_small_float<Spec>(x, mode, random_bits))};
+  }
+};
+
+template <>
+struct format_traits<fp8_e4m3> : fp8_traits<fp8_e4m3, fp8_e4m3_spec, true> {
+  static constexpr const char* name = "fp8_e4m3";
+};
+
+template <>
+struct format_traits<fp8_e5m2> : fp8_traits<fp8_e5m2, fp8_e5m2_spec, false> {
+  static constexpr const char* name = "fp8_e5m2";
+};
+
+/// Shorthands used throughout the library.
+template <class T>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float to_float(T v) {
+  return format_traits<T>::to_float(v);
+}
+template <class T>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE T from_float(float x, rounding mode = rounding::nearest_even,
+                                                      std::uint32_t random_bits = 0) {
+  return format_traits<T>::from_float(x, mode, random_bits);
+}
+
+}  // namespace format
+}  // namespace flashoptim

@@ -1,0 +1,63 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Memory and traffic of a step configuration, as constexpr numbers: bytes
+// resident per parameter, bytes a step must move (each input read once, each
+// output written once, scales included) and checkpoint bytes. The README
+// tables, the benchmarks' byte counters and the tests all read these.
+#pragma once
+
+#include <cstdint>
+
+#include "flashoptim/codec/state.hpp"
+#include "flashoptim/format/dtype.hpp"
+#include "flashoptim/rule/config.hpp"
+
+namespace flashoptim::layout {
+
+/// Storage of one state slot.
+template <class Codec>
+struct state_bytes {
+  static constexpr std::size_t code = storage_bytes<typename Codec::code_type>;
+  static constexpr std::size_t scale = storage_bytes<typename Codec::scale_type>;
+  /// Bytes per element, scales amortized over full groups.
+  static constexpr double per_element = static_cast<double>(code) + static_cast<double>(scale) / Codec::group_size;
+  /// Exact bytes for a tensor of n elements (a partial last group has a full scale).
+  static constexpr std::int64_t for_size(std::int64_t n) {
+    return n * static_cast<std::int64_t>(code) + codec::scale_count<Codec>(n) * static_cast<std::int64_t>(scale);
+  }
+};
+
+template <class Config>
+struct bytes {
+  using s0 = state_bytes<typename Config::state0>;
+  using s1 = state_bytes<typename Config::state1>;
+  static constexpr std::size_t param = sizeof(typename Config::param_type);
+  static constexpr std::size_t aux = storage_bytes<typename Config::aux_type>;
+  static constexpr std::size_t grad = sizeof(typename Config::grad_type);
+
+  /// Optimizer-owned state per parameter: correction / master copy and states.
+  static constexpr double optimizer_state_per_param = static_cast<double>(aux) + s0::per_element + s1::per_element;
+  /// Resident per parameter: the parameter, its gradient (unless consumed as
+  /// soon as it is produced, "gradient release") and the optimizer state.
+  static constexpr double resident_per_param(bool with_grad = true) {
+    return static_cast<double>(param) + (with_grad ? static_cast<double>(grad) : 0.0) + optimizer_state_per_param;
+  }
+  /// A checkpoint of the optimizer as stored: parameter + correction + states.
+  static constexpr double checkpoint_per_param = static_cast<double>(param) + optimizer_state_per_param;
+  /// Minimal traffic of one step per parameter: read param, aux, grad and
+  /// states; write param, aux and states.
+  static constexpr double moved_per_param =
+      2.0 * static_cast<double>(param + aux) + static_cast<double>(grad) + 2.0 * (s0::per_element + s1::per_element);
+
+  /// Exact counts for a tensor of n elements.
+  static constexpr std::int64_t state_for_size(std::int64_t n) {
+    return n * static_cast<std::int64_t>(aux) + s0::for_size(n) + s1::for_size(n);
+  }
+  static constexpr std::int64_t moved_for_size(std::int64_t n) {
+    return 2 * n * static_cast<std::int64_t>(param + aux) + n * static_cast<std::int64_t>(grad) +
+           2 * (s0::for_size(n) + s1::for_size(n));
+  }
+};
+
+}  // namespace flashoptim::layout

@@ -1,0 +1,89 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Adam and AdamW with PyTorch's semantics (torch.optim.Adam / AdamW).
+#pragma once
+
+#include "flashoptim/rule/scalars.hpp"
+
+namespace flashoptim::rule {
+
+/// Adam / AdamW. Per-step scalars in double, rounded once to fp32:
+///   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
+///   step_size = lr / bc1, inv_sqrt_bc2 = 1 / sqrt(bc2), decay = 1 - lr*wd
+/// Canonical order, in fp32:
+///   g' = fma(wd, p, g)                        Adam (coupled decay), else g' = g
+///   p  = p * decay                            AdamW (decoupled decay)
+///   m  = fma(beta1, m, (1 - beta1) * g')
+///   v  = fma(beta2, v, ((1 - beta2) * g') * g')
+///   d  = fma(sqrt(v), inv_sqrt_bc2, eps)      = sqrt(v) / sqrt(bc2) + eps
+///   p  = fma(-step_size, m / d, p)
+/// States: 0 = m (exp_avg), 1 = v (exp_avg_sq).
+template <bool Decoupled>
+struct adam_rule {
+  static constexpr const char* name = Decoupled ? "adamw" : "adam";
+  static constexpr int num_states = 2;
+  static constexpr bool decoupled_decay = Decoupled;
+
+  struct hyper {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = Decoupled ? 1e-2 : 0.0;
+    bool decouple_lr = false;  ///< decoupled decay uses wd * lr / initial_lr (AdamW only)
+    double initial_lr = 0.0;
+  };
+
+  struct scalars {
+    float beta1, one_minus_beta1, beta2, one_minus_beta2, neg_step_size, inv_sqrt_bc2, eps, weight_decay, decay,
+        inv_grad_scale;
+  };
+
+  static status validate(const hyper& h) {
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "lr", h.lr));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta1", h.beta1, 0.0, 1.0, true));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta2", h.beta2, 0.0, 1.0, true));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_finite(name, "eps", h.eps));
+    if (!(h.eps > 0.0)) return status(status_code::hyperparameter_out_of_range, "%s: eps = %g must be positive", name, h.eps);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "weight_decay", h.weight_decay));
+    if (h.decouple_lr && !Decoupled)
+      return status(status_code::invalid_argument, "adam: decouple_lr applies to decoupled decay (use adamw)");
+    return detail::check_initial_lr(name, h.decouple_lr, h.initial_lr);
+  }
+
+  FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
+                                                     double inv_grad_scale) {
+    const double bc1 = 1.0 - pow_int(h.beta1, step);
+    const double bc2 = 1.0 - pow_int(h.beta2, step);
+    scalars s;
+    s.beta1 = static_cast<float>(h.beta1);
+    s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
+    s.beta2 = static_cast<float>(h.beta2);
+    s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
+    s.neg_step_size = static_cast<float>(-(lr / bc1));
+    s.inv_sqrt_bc2 = static_cast<float>(1.0 / format::sqrt_rn(bc2));
+    s.eps = static_cast<float>(h.eps);
+    s.weight_decay = static_cast<float>(h.weight_decay);
+    s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
+    s.inv_grad_scale = static_cast<float>(inv_grad_scale);
+    return s;
+  }
+
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v) {
+    if (Decoupled) {
+      p = p * s.decay;
+    } else {
+      g = format::fma_rn(s.weight_decay, p, g);
+    }
+    m = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
+    v = format::fma_rn(s.beta2, v, (s.one_minus_beta2 * g) * g);
+    const float d = format::fma_rn(format::sqrt_rn(v), s.inv_sqrt_bc2, s.eps);
+    p = format::fma_rn(s.neg_step_size, format::div_rn(m, d), p);
+  }
+};
+
+using adam = adam_rule<false>;
+using adamw = adam_rule<true>;
+
+}  // namespace flashoptim::rule

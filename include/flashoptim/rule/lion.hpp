@@ -1,0 +1,65 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Lion (Chen et al., 2023, "Symbolic Discovery of Optimization Algorithms").
+#pragma once
+
+#include "flashoptim/rule/scalars.hpp"
+
+namespace flashoptim::rule {
+
+/// Lion. Canonical order, in fp32:
+///   c = fma(beta1, m, (1 - beta1) * g)
+///   u = sign(c)                    (0 for 0, NaN for NaN)
+///   p = fma(-lr, u, p * decay)     decay = 1 - lr*wd
+///   m = fma(beta2, m, (1 - beta2) * g)
+/// State 0 is m.
+struct lion {
+  static constexpr const char* name = "lion";
+  static constexpr int num_states = 1;
+  static constexpr bool decoupled_decay = true;
+
+  struct hyper {
+    double lr = 1e-4;
+    double beta1 = 0.9;
+    double beta2 = 0.99;
+    double weight_decay = 0.0;
+    bool decouple_lr = false;
+    double initial_lr = 0.0;
+  };
+
+  struct scalars {
+    float neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2, decay, inv_grad_scale;
+  };
+
+  static status validate(const hyper& h) {
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "lr", h.lr));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta1", h.beta1, 0.0, 1.0, false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta2", h.beta2, 0.0, 1.0, false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "weight_decay", h.weight_decay));
+    return detail::check_initial_lr(name, h.decouple_lr, h.initial_lr);
+  }
+
+  FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t /*step*/,
+                                                     double inv_grad_scale) {
+    scalars s;
+    s.neg_lr = static_cast<float>(-lr);
+    s.beta1 = static_cast<float>(h.beta1);
+    s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
+    s.beta2 = static_cast<float>(h.beta2);
+    s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
+    s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
+    s.inv_grad_scale = static_cast<float>(inv_grad_scale);
+    return s;
+  }
+
+  FLASHOPTIM_HOST_DEVICE static float sign(float c) { return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : c * 0.0f); }
+
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/) {
+    const float c = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
+    p = format::fma_rn(s.neg_lr, sign(c), p * s.decay);
+    m = format::fma_rn(s.beta2, m, s.one_minus_beta2 * g);
+  }
+};
+
+}  // namespace flashoptim::rule

@@ -1,0 +1,93 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// A non-owning, trivially copyable view of one tensor's buffers under a step
+// configuration, and the checks every entry point runs on it before writing
+// anything. The same view is passed to the CPU path and (copied into a
+// device table) to the GPU kernel.
+#pragma once
+
+#include <cinttypes>
+
+#include "flashoptim/codec/state.hpp"
+#include "flashoptim/format/dtype.hpp"
+#include "flashoptim/rule/config.hpp"
+#include "flashoptim/status.hpp"
+
+namespace flashoptim {
+
+template <class Config>
+struct tensor_ref {
+  using param_type = typename Config::param_type;
+  using aux_type = typename Config::aux_type;
+  using grad_type = typename Config::grad_type;
+  using code0_type = typename Config::state0::code_type;
+  using scale0_type = typename Config::state0::scale_type;
+  using code1_type = typename Config::state1::code_type;
+  using scale1_type = typename Config::state1::scale_type;
+
+  param_type* param = nullptr;  ///< n elements, updated in place
+  aux_type* aux = nullptr;      ///< n corrections / fp32 masters (null when the mode has none)
+  const grad_type* grad = nullptr;
+  code0_type* code0 = nullptr;  ///< state 0: n codes
+  scale0_type* scale0 = nullptr;  ///< state 0: ceil(n / 32) scales when grouped
+  code1_type* code1 = nullptr;
+  scale1_type* scale1 = nullptr;
+  std::int64_t size = 0;
+  std::uint64_t seed = 0;  ///< stochastic-rounding stream of this tensor
+};
+
+namespace detail {
+struct buffer_span {
+  const char* name;
+  std::uintptr_t begin;
+  std::uintptr_t end;
+  bool written;
+};
+
+template <class T>
+status check_buffer(std::size_t index, const char* name, const T* p, std::int64_t count, buffer_span& span,
+                     bool written) {
+  span = {name, 0, 0, written};
+  if (storage_bytes<T> == 0 || count == 0) return status();
+  if (p == nullptr)
+    return status(status_code::null_pointer, "tensor %zu: %s is null for %" PRId64 " elements", index, name, count);
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  if (addr % alignof(T) != 0)
+    return status(status_code::misaligned, "tensor %zu: %s at %p is not aligned to its %zu-byte %s elements", index,
+                  name, static_cast<const void*>(p), alignof(T), to_string(dtype_v<T>));
+  span = {name, addr, addr + static_cast<std::uintptr_t>(count) * sizeof(T), written};
+  return status();
+}
+}  // namespace detail
+
+/// Checks one tensor's view: sizes, null pointers, alignment to the element
+/// types, and that no two buffers overlap where one of them is written.
+template <class Config>
+status validate_tensor(std::size_t index, const tensor_ref<Config>& t) {
+  using C = Config;
+  if (t.size < 0) return status(status_code::size_mismatch, "tensor %zu: negative size %" PRId64, index, t.size);
+  const std::int64_t n = t.size;
+  detail::buffer_span spans[7];
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "param", t.param, n, spans[0], true));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "correction", t.aux, n, spans[1], true));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "grad", t.grad, n, spans[2], false));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "state0", t.code0, n, spans[3], true));
+  FLASHOPTIM_RETURN_IF_ERROR(
+      detail::check_buffer(index, "state0 scales", t.scale0, codec::scale_count<typename C::state0>(n), spans[4], true));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "state1", t.code1, n, spans[5], true));
+  FLASHOPTIM_RETURN_IF_ERROR(
+      detail::check_buffer(index, "state1 scales", t.scale1, codec::scale_count<typename C::state1>(n), spans[6], true));
+  for (int i = 0; i < 7; ++i) {
+    for (int j = i + 1; j < 7; ++j) {
+      const auto& a = spans[i];
+      const auto& b = spans[j];
+      if (a.begin == a.end || b.begin == b.end || !(a.written || b.written)) continue;
+      if (a.begin < b.end && b.begin < a.end)
+        return status(status_code::aliasing, "tensor %zu: %s and %s overlap", index, a.name, b.name);
+    }
+  }
+  return status();
+}
+
+}  // namespace flashoptim
