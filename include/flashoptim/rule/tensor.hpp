@@ -63,15 +63,17 @@ status check_buffer(std::size_t index, const char* name, const T* p, std::int64_
 
 /// Checks one tensor's view: sizes, null pointers, alignment to the element
 /// types, and that no two buffers overlap where one of them is written.
+/// `with_grad = false` skips the gradient (checkpoint I/O never touches it).
 template <class Config>
-status validate_tensor(std::size_t index, const tensor_ref<Config>& t) {
+status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with_grad = true) {
   using C = Config;
   if (t.size < 0) return status(status_code::size_mismatch, "tensor %zu: negative size %" PRId64, index, t.size);
   const std::int64_t n = t.size;
   detail::buffer_span spans[7];
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "param", t.param, n, spans[0], true));
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "correction", t.aux, n, spans[1], true));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "grad", t.grad, n, spans[2], false));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "grad", with_grad ? t.grad : nullptr, with_grad ? n : 0,
+                                                  spans[2], false));
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "state0", t.code0, n, spans[3], true));
   FLASHOPTIM_RETURN_IF_ERROR(
       detail::check_buffer(index, "state0 scales", t.scale0, codec::scale_count<typename C::state0>(n), spans[4], true));

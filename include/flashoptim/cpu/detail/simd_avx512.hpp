@@ -1,0 +1,164 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The AVX-512 vector operations the CPU step is written in: 16 fp32 lanes,
+// masks in k-registers. Every function carries its own target attribute, so
+// the including program needs no -m flag; the step calls into them only after
+// the run-time check (cpu/isa.hpp). Each operation is the IEEE operation the
+// scalar code performs (vdivps, vsqrtps and vfmadd are correctly rounded),
+// and `mul` hides its result from the optimizer so that no compiler flag
+// (GCC's default -ffp-contract=fast) can fuse it into a later add.
+#pragma once
+
+#include "flashoptim/cpu/isa.hpp"
+
+#if FLASHOPTIM_CPU_X86_SIMD
+#include <immintrin.h>
+
+#include <cstdint>
+
+#define FLASHOPTIM_CPU_AVX512_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,popcnt"
+#define FLASHOPTIM_CPU_AVX512_FN __attribute__((target(FLASHOPTIM_CPU_AVX512_TARGET), always_inline)) inline
+
+namespace flashoptim::cpu::detail::avx512 {
+
+struct ops {
+  using vf = __m512;
+  using vi = __m512i;
+  using vm = __mmask16;
+  static constexpr int width = 16;
+  static constexpr const char* name = "avx512";
+
+  // ---- fp32
+  FLASHOPTIM_CPU_AVX512_FN static vf set1(float x) { return _mm512_set1_ps(x); }
+  FLASHOPTIM_CPU_AVX512_FN static vf load(const float* p) { return _mm512_loadu_ps(p); }
+  FLASHOPTIM_CPU_AVX512_FN static void store(float* p, vf x) { _mm512_storeu_ps(p, x); }
+  FLASHOPTIM_CPU_AVX512_FN static vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vf mul(vf a, vf b) {
+    vf r = _mm512_mul_ps(a, b);
+    __asm__("" : "+v"(r));  // an opaque product: never contracted into an fma
+    return r;
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vf div(vf a, vf b) { return _mm512_div_ps(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vf sqrt(vf a) { return _mm512_sqrt_ps(a); }
+  /// a * b + c, one rounding.
+  FLASHOPTIM_CPU_AVX512_FN static vf fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+  /// c - a * b, one rounding (= fma(-a, b, c)).
+  FLASHOPTIM_CPU_AVX512_FN static vf fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+  FLASHOPTIM_CPU_AVX512_FN static vf floor(vf a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  }
+  /// min/max of non-NaN operands (x86 semantics differ from fminf only for NaN).
+  FLASHOPTIM_CPU_AVX512_FN static vf min(vf a, vf b) { return _mm512_min_ps(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vf max(vf a, vf b) { return _mm512_max_ps(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vf abs(vf a) { return as_f(_mm512_and_si512(as_i(a), _mm512_set1_epi32(0x7fffffff))); }
+  /// |magnitude| with the sign bit of `sign`.
+  FLASHOPTIM_CPU_AVX512_FN static vf copysign(vf magnitude, vf sign) {
+    return as_f(_mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7fffffff), as_i(magnitude), as_i(sign), 0xe4));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vm lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  FLASHOPTIM_CPU_AVX512_FN static vm gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  /// NaN or +-inf.
+  FLASHOPTIM_CPU_AVX512_FN static vm nonfinite(vf a) { return _mm512_fpclass_ps_mask(a, 0x99); }
+  FLASHOPTIM_CPU_AVX512_FN static vf select(vm m, vf if_set, vf if_clear) { return _mm512_mask_blend_ps(m, if_clear, if_set); }
+  /// Maximum of the lanes (non-NaN lanes).
+  FLASHOPTIM_CPU_AVX512_FN static float hmax(vf a) {
+    __m256 m8 = _mm256_max_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+    return _mm_cvtss_f32(m4);
+  }
+
+  // ---- int32 lanes
+  FLASHOPTIM_CPU_AVX512_FN static vi set1i(std::int32_t x) { return _mm512_set1_epi32(x); }
+  FLASHOPTIM_CPU_AVX512_FN static vi as_i(vf a) { return _mm512_castps_si512(a); }
+  FLASHOPTIM_CPU_AVX512_FN static vf as_f(vi a) { return _mm512_castsi512_ps(a); }
+  FLASHOPTIM_CPU_AVX512_FN static vi addi(vi a, vi b) { return _mm512_add_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi subi(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi andi(vi a, vi b) { return _mm512_and_si512(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi ori(vi a, vi b) { return _mm512_or_si512(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi xori(vi a, vi b) { return _mm512_xor_si512(a, b); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX512_FN static vi slli(vi a) { return _mm512_slli_epi32(a, N); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX512_FN static vi srli(vi a) { return _mm512_srli_epi32(a, N); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX512_FN static vi srai(vi a) { return _mm512_srai_epi32(a, N); }
+  FLASHOPTIM_CPU_AVX512_FN static vi mini(vi a, vi b) { return _mm512_min_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi maxi(vi a, vi b) { return _mm512_max_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vm eqi(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vm neqi(vi a, vi b) { return _mm512_cmpneq_epi32_mask(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vm gti(vi a, vi b) { return _mm512_cmpgt_epi32_mask(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi selecti(vm m, vi if_set, vi if_clear) {
+    return _mm512_mask_blend_epi32(m, if_clear, if_set);
+  }
+  /// int32 -> fp32 (exact below 2^24) and fp32 -> int32 truncating (exact for integral values).
+  FLASHOPTIM_CPU_AVX512_FN static vf to_float(vi a) { return _mm512_cvtepi32_ps(a); }
+  FLASHOPTIM_CPU_AVX512_FN static vi to_int(vf a) { return _mm512_cvttps_epi32(a); }
+
+  // ---- masks
+  FLASHOPTIM_CPU_AVX512_FN static vm mask_none() { return 0; }
+  FLASHOPTIM_CPU_AVX512_FN static vm mor(vm a, vm b) { return static_cast<vm>(a | b); }
+  FLASHOPTIM_CPU_AVX512_FN static vm mand(vm a, vm b) { return static_cast<vm>(a & b); }
+  FLASHOPTIM_CPU_AVX512_FN static bool any(vm a) { return a != 0; }
+
+  // ---- memory: narrow integers widened to int32 lanes, and narrowed back (truncating)
+  FLASHOPTIM_CPU_AVX512_FN static vi load_i32(const void* p) { return _mm512_loadu_si512(p); }
+  FLASHOPTIM_CPU_AVX512_FN static void store_i32(void* p, vi a) { _mm512_storeu_si512(p, a); }
+  FLASHOPTIM_CPU_AVX512_FN static vi load_u16(const void* p) {
+    return _mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vi load_i16(const void* p) {
+    return _mm512_cvtepi16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vi load_u8(const void* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vi load_i8(const void* p) {
+    return _mm512_cvtepi8_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static void store_16(void* p, vi a) {
+    _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtepi32_epi16(a));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static void store_8(void* p, vi a) {
+    _mm_storeu_si128(static_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a));
+  }
+
+  // ---- fp16 (F16C): exact widening; IEEE round-to-nearest-even narrowing
+  // (immediate rounding, independent of MXCSR.RC; NaN payloads are the
+  // caller's business).
+  FLASHOPTIM_CPU_AVX512_FN static vf half_to_float(vi bits) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(bits)); }
+  FLASHOPTIM_CPU_AVX512_FN static vf load_half(const void* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX512_FN static vi float_to_half(vf x) {
+    return _mm512_cvtepu16_epi32(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+
+  // ---- 64-bit lanes for counter-based random bits
+  /// The upper 32 bits of SplitMix64's finalizer over z = base ^ (index0 + i) * k_index
+  /// for the 16 lanes i (format::random_bits with base = seed ^ step * k_step).
+  FLASHOPTIM_CPU_AVX512_FN static vi random_bits(std::uint64_t base, std::uint64_t index0) {
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i i0 = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(index0)), lane);
+    const __m512i i1 = _mm512_add_epi64(i0, _mm512_set1_epi64(8));
+    const __m256i h0 = _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64(base, i0), 32));
+    const __m256i h1 = _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64(base, i1), 32));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1);
+  }
+  FLASHOPTIM_CPU_AVX512_FN static __m512i mix64(std::uint64_t base, __m512i index) {
+    __m512i z = _mm512_xor_si512(_mm512_set1_epi64(static_cast<long long>(base)),
+                                 _mm512_mullo_epi64(index, _mm512_set1_epi64(static_cast<long long>(0xd1b54a32d192ed03ull))));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+                           _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull)));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+                           _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull)));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+  }
+};
+
+}  // namespace flashoptim::cpu::detail::avx512
+
+#endif  // FLASHOPTIM_CPU_X86_SIMD

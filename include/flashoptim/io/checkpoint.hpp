@@ -1,0 +1,784 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Checkpoints of a list of tensors' parameters and optimizer state, as
+// safetensors files that Python's `safetensors` package reads.
+//
+//   io::save_checkpoint<Config>(path, hyper, step, tensors, names, count, {form})
+//   io::load_checkpoint<Config>(path, hyper, step, tensors, names, count, {options})
+//
+// Three forms (docs/io.md has the byte counts):
+//   compressed  everything as stored: parameter, correction, codes, scales.
+//               Loading it back is bit-exact; a resumed run is bit-identical.
+//   state16     parameter and correction as stored, each state decoded and
+//               rounded to bf16 (bf16, not fp16: fp16 flushes second moments
+//               below 6e-8 to zero). Loading re-encodes the states.
+//   fp32        the export: reconstructed fp32 master weights and decoded fp32
+//               states. Loading (the import) re-splits the weights and
+//               re-quantizes the states with the loading configuration's own
+//               master mode and codecs: the way to move between precisions.
+//
+// Tensor names: for a tensor called N and a rule state K (exp_avg,
+// exp_avg_sq, momentum_buffer: the reference implementation's state keys)
+//   N                   the parameter (fp32 master weights in the fp32 form)
+//   N::error_bits       ulp_correction's int8/int16 correction (reference name)
+//   N::low_bits         exact_split's lower 16 bits;  N::master  fp32_master's copy
+//   N::K::quantized     grouped codes;  N::K::scales  one scale per group
+//   N::K                a plain state, or any state in the state16/fp32 forms
+// so "N::..." minus the prefix is the per-parameter state dict of the
+// reference, and N alone is the model's state dict entry.
+//
+// Metadata ("__metadata__") records the library version, form, rule,
+// hyperparameters (JSON), step, master mode, codecs (with scale format and
+// group size), tensor names and seeds, a zlib crc32 per tensor and one over
+// the header itself. Loading refuses any file that does not match the
+// configuration it loads into, naming what differs.
+//
+// Safety. Saving writes a temporary file, fsyncs, renames and fsyncs the
+// directory (io/file.hpp): a crash never leaves a broken file under the final
+// name. Loading reads the file into a staging buffer, checks every size,
+// offset, dtype, shape, group count, checksum and the configuration, and only
+// then copies into the caller's buffers: on any error nothing (buffers,
+// hyperparameters, step) is written. The staging buffer costs as much memory
+// as the file. Nothing throws; every failure is a status with a message.
+//
+// Hyperparameters: saved as given. On load, `hyper_policy::restore` (the
+// default) replaces the caller's hyperparameters with the file's, which are
+// validated by the rule first; `require_equal` refuses a file whose values
+// differ (naming the first field); `keep` ignores them.
+// Step: the number of completed steps; the next step's step_args.step is
+// step + 1. Host code only: GPU users copy state to host buffers first.
+#pragma once
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
+
+#include "flashoptim/codec/bulk.hpp"
+#include "flashoptim/io/describe.hpp"
+#include "flashoptim/io/file.hpp"
+#include "flashoptim/io/safetensors.hpp"
+#include "flashoptim/rule/tensor.hpp"
+#include "flashoptim/rule/tile.hpp"
+#include "flashoptim/version.hpp"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors files are little-endian");
+
+namespace flashoptim::io {
+
+enum class form : int { compressed, state16, fp32 };
+
+inline const char* to_string(form f) {
+  switch (f) {
+    case form::compressed: return "compressed";
+    case form::state16: return "state16";
+    case form::fp32: return "fp32";
+  }
+  return "unknown";
+}
+
+/// What load_checkpoint does with the file's hyperparameters.
+enum class hyper_policy : int {
+  restore,        ///< overwrite the caller's with the file's (validated) values
+  require_equal,  ///< refuse the file when any field differs
+  keep,           ///< leave the caller's untouched
+};
+
+struct save_options {
+  io::form form = io::form::compressed;
+  /// Optional: `count` shapes, one per tensor (product = tensor size), so
+  /// readers see the parameters' real shapes. Null: 1-D tensors.
+  const std::vector<std::int64_t>* shapes = nullptr;
+};
+
+struct load_options {
+  hyper_policy hyper = hyper_policy::restore;
+  /// With a stochastic-rounding codec, the tensors' seeds must equal the
+  /// recorded ones (else the resumed run draws other random bits).
+  bool check_seeds = true;
+  /// Optional: `count` shapes that the file's must equal. Null: sizes only.
+  const std::vector<std::int64_t>* shapes = nullptr;
+  /// Files larger than this are refused before being staged.
+  std::uint64_t max_file_bytes = std::uint64_t{1} << 62;
+};
+
+/// The current metadata schema; loading refuses other versions.
+inline constexpr const char* format_name = "flashoptim.checkpoint";
+inline constexpr const char* format_version = "1";
+
+/// crc32 (zlib) of a byte range, 64-bit lengths.
+inline std::uint32_t crc32_of(const void* data, std::uint64_t bytes, std::uint32_t crc = 0) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uLong c = crc;
+  while (bytes > 0) {
+    const std::uint64_t n = bytes < (std::uint64_t{1} << 30) ? bytes : (std::uint64_t{1} << 30);
+    c = ::crc32_z(c, p, static_cast<z_size_t>(n));
+    p += n;
+    bytes -= n;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+/// The checksum stored as metadata "header_crc32": crc32 over the metadata
+/// (except that key), sorted by key, as key\0value\0, then over the tensors,
+/// sorted by name, as name\0DTYPE\0d0,d1,...\0begin\0end\0. It makes any
+/// change to the header (a digit of the step or of a hyperparameter) an error.
+inline std::uint32_t header_checksum(const std::map<std::string, std::string>& metadata,
+                                     std::vector<const tensor_entry*> tensors) {
+  std::string s;
+  for (const auto& kv : metadata) {
+    if (kv.first == "header_crc32") continue;
+    s += kv.first;
+    s.push_back('\0');
+    s += kv.second;
+    s.push_back('\0');
+  }
+  std::sort(tensors.begin(), tensors.end(), [](const tensor_entry* a, const tensor_entry* b) { return a->name < b->name; });
+  for (const tensor_entry* t : tensors) {
+    s += t->name;
+    s.push_back('\0');
+    s += safetensors_dtype_name(t->type);
+    s.push_back('\0');
+    for (std::size_t d = 0; d < t->shape.size(); ++d) {
+      if (d) s.push_back(',');
+      s += std::to_string(t->shape[d]);
+    }
+    s.push_back('\0');
+    s += std::to_string(t->begin);
+    s.push_back('\0');
+    s += std::to_string(t->end);
+    s.push_back('\0');
+  }
+  return crc32_of(s.data(), s.size());
+}
+
+namespace detail {
+
+inline std::string hex8(std::uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+/// Strict parsers for metadata values: exactly the text the writer produces.
+inline bool parse_hex8(const std::string& s, std::uint32_t& out) {
+  if (s.size() != 8) return false;
+  std::uint32_t v = 0;
+  for (char c : s) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return false;
+    v = (v << 4) | static_cast<std::uint32_t>(d);
+  }
+  out = v;
+  return true;
+}
+inline bool parse_decimal(const std::string& s, std::uint64_t limit, std::uint64_t& out) {
+  if (s.empty() || s.size() > 20 || (s.size() > 1 && s[0] == '0')) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
+    if (v > (limit - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+/// Which buffer of a tensor a file entry holds.
+enum class role : int { param, aux, code0, scale0, code1, scale1, master_fp32, state0_wide, state1_wide };
+
+/// One entry of a checkpoint, tied to a tensor of the caller's list.
+struct piece {
+  std::string key;
+  dtype type;
+  std::vector<std::int64_t> shape;
+  std::int64_t count;
+  std::size_t tensor;
+  role what;
+};
+
+template <class Config, int Slot>
+struct slot {
+  using codec_type = std::conditional_t<Slot == 0, typename Config::state0, typename Config::state1>;
+  static auto* codes(const tensor_ref<Config>& t) {
+    if constexpr (Slot == 0) return t.code0; else return t.code1;
+  }
+  static auto* scales(const tensor_ref<Config>& t) {
+    if constexpr (Slot == 0) return t.scale0; else return t.scale1;
+  }
+};
+
+inline std::vector<std::int64_t> flat_shape(std::int64_t n) { return {n}; }
+
+/// The entries of every tensor under a form, in list order.
+template <class Config>
+std::vector<piece> plan_pieces(form f, const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                               const std::vector<std::int64_t>* shapes) {
+  using C = Config;
+  std::vector<piece> out;
+  const dtype wide = f == form::fp32 ? dtype::f32 : dtype::bf16;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t n = tensors[i].size;
+    const auto shape = shapes ? shapes[i] : flat_shape(n);
+    const std::string& name = names[i];
+    if (f == form::fp32) {
+      out.push_back({name, dtype::f32, shape, n, i, role::master_fp32});
+    } else {
+      out.push_back({name, dtype_v<typename C::param_type>, shape, n, i, role::param});
+      if constexpr (C::has_aux)
+        out.push_back({name + "::" + aux_key<typename C::master>(), dtype_v<typename C::aux_type>, shape, n, i,
+                       role::aux});
+    }
+    auto add_slot = [&](auto slot_tag, role code_role, role scale_role, role wide_role) {
+      using S = typename decltype(slot_tag)::codec_type;
+      constexpr int index = std::is_same<decltype(slot_tag), slot<C, 0>>::value ? 0 : 1;
+      if constexpr (S::stores_state) {
+        const std::string key = name + "::" + rule_io<typename C::rule>::state_names[index];
+        if (f != form::compressed) {
+          out.push_back({key, wide, shape, n, i, wide_role});
+        } else if constexpr (codec::is_grouped<S>::value) {
+          out.push_back({key + "::quantized", dtype_v<typename S::code_type>, shape, n, i, code_role});
+          const std::int64_t groups = codec::scale_count<S>(n);
+          out.push_back({key + "::scales", dtype_v<typename S::scale_type>, flat_shape(groups), groups, i, scale_role});
+        } else {
+          out.push_back({key, dtype_v<typename S::code_type>, shape, n, i, code_role});
+        }
+      }
+    };
+    add_slot(slot<C, 0>{}, role::code0, role::scale0, role::state0_wide);
+    add_slot(slot<C, 1>{}, role::code1, role::scale1, role::state1_wide);
+  }
+  return out;
+}
+
+/// Address of a stored buffer (raw roles only).
+template <class Config>
+unsigned char* raw_buffer(const tensor_ref<Config>& t, role r) {
+  switch (r) {
+    case role::param: return reinterpret_cast<unsigned char*>(t.param);
+    case role::aux: return reinterpret_cast<unsigned char*>(t.aux);
+    case role::code0: return reinterpret_cast<unsigned char*>(t.code0);
+    case role::scale0: return reinterpret_cast<unsigned char*>(t.scale0);
+    case role::code1: return reinterpret_cast<unsigned char*>(t.code1);
+    case role::scale1: return reinterpret_cast<unsigned char*>(t.scale1);
+    default: return nullptr;
+  }
+}
+
+inline bool is_raw(role r) { return r != role::master_fp32 && r != role::state0_wide && r != role::state1_wide; }
+
+/// Elements converted per chunk: a multiple of every group size.
+inline constexpr std::int64_t chunk_elements = std::int64_t{1} << 18;
+
+/// Decoded values of elements [b, b + n) of a state slot.
+template <class Config, int Slot>
+void decode_state(const tensor_ref<Config>& t, std::int64_t b, std::int64_t n, float* out) {
+  using S = typename slot<Config, Slot>::codec_type;
+  if constexpr (S::stores_state) {
+    typename S::scale_type* scales = nullptr;
+    if constexpr (codec::is_grouped<S>::value) scales = slot<Config, Slot>::scales(t) + b / S::group_size;
+    (void)codec::dequantize<S>(slot<Config, Slot>::codes(t) + b, scales, n, out);
+  }
+}
+
+/// Encodes elements [b, b + n) of a state slot as a step at `step` would.
+template <class Config, int Slot>
+void encode_state(const tensor_ref<Config>& t, std::int64_t b, std::int64_t n, const float* in, std::int64_t step) {
+  using S = typename slot<Config, Slot>::codec_type;
+  if constexpr (S::stores_state) {
+    typename S::scale_type* scales = nullptr;
+    if constexpr (codec::is_grouped<S>::value) scales = slot<Config, Slot>::scales(t) + b / S::group_size;
+    const codec::rounding_key key{t.seed ^ flashoptim::detail::slot_salt[Slot], static_cast<std::uint64_t>(step),
+                                  static_cast<std::uint64_t>(b)};
+    (void)codec::quantize<S>(in, n, slot<Config, Slot>::codes(t) + b, scales, key);
+  }
+}
+
+template <class Config>
+status validate_names(const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                      const std::vector<std::int64_t>* shapes) {
+  if (count > 0 && (tensors == nullptr || names == nullptr))
+    return status(status_code::null_pointer, "tensor or name list is null for %zu tensors", count);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string& n = names[i];
+    if (n.empty() || n == "__metadata__" || n.find("::") != std::string::npos)
+      return status(status_code::invalid_argument,
+                    "tensor %zu: name '%.80s' must be non-empty, not __metadata__ and without '::'", i, n.c_str());
+    if (!seen.insert(n).second)
+      return status(status_code::invalid_argument, "tensor %zu: name '%.80s' appears twice", i, n.c_str());
+    if (shapes) {
+      std::int64_t product = 1;
+      for (std::int64_t d : shapes[i]) {
+        if (d < 0 || (d != 0 && product > static_cast<std::int64_t>(max_elements) / d))
+          return status(status_code::invalid_argument, "tensor '%.80s': shape has a negative or huge dimension",
+                        n.c_str());
+        product *= d;
+      }
+      if (product != tensors[i].size)
+        return status(status_code::size_mismatch, "tensor '%.80s': shape has %" PRId64 " elements, tensor %" PRId64,
+                      n.c_str(), product, tensors[i].size);
+    }
+    if (tensors[i].size > static_cast<std::int64_t>(max_elements))
+      return status(status_code::size_mismatch, "tensor '%.80s': %" PRId64 " elements exceed 2^56", n.c_str(),
+                    tensors[i].size);
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, tensors[i], /*with_grad=*/false));
+  }
+  return status();
+}
+
+template <class Config>
+std::map<std::string, std::string> config_metadata(form f) {
+  using C = Config;
+  using R = rule_io<typename C::rule>;
+  std::map<std::string, std::string> m;
+  m["format"] = format_name;
+  m["format_version"] = format_version;
+  m["library_version"] = version_string;
+  m["form"] = to_string(f);
+  m["rule"] = C::rule::name;
+  m["master"] = describe_master<typename C::master>();
+  m["param_dtype"] = to_string(dtype_v<typename C::param_type>);
+  m["grad_dtype"] = to_string(dtype_v<typename C::grad_type>);
+  m["group_size"] = std::to_string(C::group_size);
+  auto slot_meta = [&](const char* prefix, auto slot_tag, const char* key) {
+    using S = typename decltype(slot_tag)::codec_type;
+    m[prefix] = describe_codec<S>();
+    m[std::string(prefix) + ".key"] = S::stores_state && key ? key : "";
+    if constexpr (codec::is_grouped<S>::value) {
+      m[std::string(prefix) + ".scale"] = S::scale_format::name;
+    } else {
+      m[std::string(prefix) + ".scale"] = "none";
+    }
+    m[std::string(prefix) + ".group_size"] = std::to_string(S::group_size);
+  };
+  slot_meta("state0", slot<C, 0>{}, R::state_names[0]);
+  slot_meta("state1", slot<C, 1>{}, R::state_names[1]);
+  return m;
+}
+
+template <class Config>
+std::string hyper_json(const typename Config::hyper& h) {
+  nlohmann::json j = nlohmann::json::object();
+  auto copy = h;
+  rule_io<typename Config::rule>::visit(copy, [&](const char* k, auto& v) { j[k] = v; });
+  return j.dump();
+}
+
+template <class Config>
+status parse_hyper(const std::string& text, typename Config::hyper& out) {
+  using Rule = typename Config::rule;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return status(status_code::corrupt_file, "metadata 'hyper' is not a JSON object");
+  typename Config::hyper h{};
+  const char* bad = nullptr;
+  std::size_t fields = 0;
+  rule_io<Rule>::visit(h, [&](const char* k, auto& v) {
+    ++fields;
+    const auto it = j.find(k);
+    using V = std::remove_reference_t<decltype(v)>;
+    if (it == j.end()) {
+      if (!bad) bad = k;
+    } else if constexpr (std::is_same<V, bool>::value) {
+      if (it->is_boolean()) v = it->template get<bool>(); else if (!bad) bad = k;
+    } else {
+      if (it->is_number()) v = it->template get<double>(); else if (!bad) bad = k;
+    }
+  });
+  if (bad) return status(status_code::corrupt_file, "metadata 'hyper': field '%s' missing or of the wrong type", bad);
+  if (j.size() != fields)
+    return status(status_code::config_mismatch, "metadata 'hyper' has %zu fields, %s has %zu", j.size(), Rule::name,
+                  fields);
+  const status v = Rule::validate(h);
+  if (!v.ok()) return status(status_code::corrupt_file, "hyperparameters in the file are invalid: %s", v.message());
+  out = h;
+  return status();
+}
+
+template <class Config>
+status compare_hyper(const typename Config::hyper& file, const typename Config::hyper& expected) {
+  auto a = file;
+  auto b = expected;
+  std::vector<std::pair<const char*, std::pair<double, double>>> values;
+  rule_io<typename Config::rule>::visit(a, [&](const char* k, auto& v) { values.push_back({k, {double(v), 0.0}}); });
+  std::size_t i = 0;
+  rule_io<typename Config::rule>::visit(b, [&](const char*, auto& v) { values[i++].second.second = double(v); });
+  for (const auto& v : values) {
+    if (v.second.first != v.second.second)
+      return status(status_code::config_mismatch, "hyperparameter %s: file has %.17g, expected %.17g", v.first,
+                    v.second.first, v.second.second);
+  }
+  return status();
+}
+
+inline const std::string* find_meta(const std::map<std::string, std::string>& m, const std::string& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+/// A metadata value that must equal the configuration's.
+inline status require_meta(const std::map<std::string, std::string>& file, const std::map<std::string, std::string>& mine,
+                           const char* key) {
+  const std::string* f = find_meta(file, key);
+  const std::string& want = mine.at(key);
+  if (!f) return status(status_code::corrupt_file, "metadata '%s' is missing", key);
+  if (*f != want)
+    return status(status_code::config_mismatch, "%s: file has '%.90s', configuration has '%.90s'", key, f->c_str(),
+                  want.c_str());
+  return status();
+}
+
+/// Scales are read by every later step: NaN or negative ones are refused
+/// even when the checksum matches (a file crafted or written by a bug).
+template <class Scale>
+status check_scales(const unsigned char* bytes, std::int64_t count, const std::string& key) {
+  for (std::int64_t g = 0; g < count; ++g) {
+    Scale s;
+    std::memcpy(&s, bytes + g * static_cast<std::int64_t>(sizeof(Scale)), sizeof(Scale));
+    const float v = format::to_float(s);
+    if (format::is_nan(v) || v < 0.0f)
+      return status(status_code::corrupt_file, "'%.100s' group %" PRId64 ": scale %g is NaN or negative", key.c_str(),
+                    g, static_cast<double>(v));
+  }
+  return status();
+}
+
+}  // namespace detail
+
+/// Writes tensors[0, count) under `names` to `path` in the chosen form.
+/// Validates everything first; the file appears under `path` only complete.
+template <class Config>
+status save_checkpoint(const std::string& path, const typename Config::hyper& hyper, std::int64_t step,
+                       const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                       const save_options& options = {}) {
+  using C = Config;
+  using namespace detail;
+  if (options.form != form::compressed && options.form != form::state16 && options.form != form::fp32)
+    return status(status_code::invalid_argument, "unknown checkpoint form %d", static_cast<int>(options.form));
+  if (step < 0) return status(status_code::invalid_argument, "step %" PRId64 " is negative", step);
+  FLASHOPTIM_RETURN_IF_ERROR(C::rule::validate(hyper));
+  FLASHOPTIM_RETURN_IF_ERROR(validate_names(tensors, names, count, options.shapes));
+
+  try {
+    const std::vector<piece> pieces = plan_pieces<C>(options.form, tensors, names, count, options.shapes);
+    std::vector<tensor_spec> specs;
+    std::map<std::string, std::size_t> by_key;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      specs.push_back({pieces[i].key, pieces[i].type, pieces[i].shape});
+      by_key[pieces[i].key] = i;
+    }
+    const std::vector<tensor_entry> entries = plan_safetensors(std::move(specs));
+
+    auto meta = config_metadata<C>(options.form);
+    meta["hyper"] = hyper_json<C>(hyper);
+    meta["step"] = std::to_string(step);
+    nlohmann::json list = nlohmann::json::array(), seeds = nlohmann::json::array();
+    for (std::size_t i = 0; i < count; ++i) {
+      list.push_back(names[i]);
+      seeds.push_back(std::to_string(tensors[i].seed));
+    }
+    meta["tensors"] = list.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    meta["seeds"] = seeds.dump();
+    for (const auto& e : entries) meta["crc32/" + e.name] = "00000000";
+    meta["header_crc32"] = "00000000";
+
+    std::string header;
+    FLASHOPTIM_RETURN_IF_ERROR(serialize_safetensors_header(meta, entries, header));
+    atomic_file_writer out;
+    FLASHOPTIM_RETURN_IF_ERROR(out.open(path));
+    FLASHOPTIM_RETURN_IF_ERROR(out.write(header.data(), header.size()));
+
+    std::vector<float> values;
+    std::vector<unsigned char> bytes;
+    for (const auto& e : entries) {
+      const piece& p = pieces[by_key.at(e.name)];
+      const tensor_ref<C>& t = tensors[p.tensor];
+      std::uint32_t crc = 0;
+      if (is_raw(p.what)) {
+        const std::uint64_t n = e.bytes();
+        const unsigned char* src = raw_buffer(t, p.what);
+        crc = crc32_of(src, n);
+        FLASHOPTIM_RETURN_IF_ERROR(out.write(src, n));
+      } else {
+        const std::size_t width = size_of(p.type);
+        for (std::int64_t b = 0; b < p.count; b += chunk_elements) {
+          const std::int64_t n = std::min(chunk_elements, p.count - b);
+          values.resize(static_cast<std::size_t>(n));
+          if (p.what == role::master_fp32) {
+            typename C::aux_type* aux = nullptr;
+            if constexpr (C::has_aux) aux = t.aux + b;
+            (void)codec::reconstruct<typename C::master>(t.param + b, aux, n, values.data());
+          } else if (p.what == role::state0_wide) {
+            decode_state<C, 0>(t, b, n, values.data());
+          } else {
+            decode_state<C, 1>(t, b, n, values.data());
+          }
+          bytes.resize(static_cast<std::size_t>(n) * width);
+          if (p.type == dtype::bf16) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              const bf16 v = format::from_float<bf16>(values[i]);
+              std::memcpy(&bytes[static_cast<std::size_t>(i) * 2], &v, 2);
+            }
+          } else {
+            std::memcpy(bytes.data(), values.data(), bytes.size());
+          }
+          crc = crc32_of(bytes.data(), bytes.size(), crc);
+          FLASHOPTIM_RETURN_IF_ERROR(out.write(bytes.data(), bytes.size()));
+        }
+      }
+      meta["crc32/" + e.name] = hex8(crc);
+    }
+
+    std::vector<const tensor_entry*> refs;
+    for (const auto& e : entries) refs.push_back(&e);
+    meta["header_crc32"] = hex8(header_checksum(meta, refs));
+    std::string final_header;
+    FLASHOPTIM_RETURN_IF_ERROR(serialize_safetensors_header(meta, entries, final_header));
+    if (final_header.size() != header.size())
+      return status(status_code::invalid_argument, "internal: header changed size when checksums were filled in");
+    FLASHOPTIM_RETURN_IF_ERROR(out.write_at(0, final_header.data(), final_header.size()));
+    return out.commit();
+  } catch (const std::bad_alloc&) {
+    return status(status_code::capacity_exceeded, "out of memory while writing '%.120s'", path.c_str());
+  } catch (const std::exception& e) {
+    return status(status_code::invalid_argument, "cannot write '%.100s': %.100s", path.c_str(), e.what());
+  }
+}
+
+/// Loads a checkpoint image (the bytes of a whole file) into tensors[0, count).
+/// See load_checkpoint.
+template <class Config>
+status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, typename Config::hyper& hyper,
+                             std::int64_t& step, const tensor_ref<Config>* tensors, const std::string* names,
+                             std::size_t count, const load_options& options = {}) {
+  using C = Config;
+  using namespace detail;
+  FLASHOPTIM_RETURN_IF_ERROR(validate_names(tensors, names, count, options.shapes));
+  // The aliasing check of validate_tensor covers one tensor; loading also
+  // writes every tensor, so buffers of different tensors must not overlap.
+  {
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::vector<piece> ps = plan_pieces<C>(form::compressed, tensors + i, names + i, 1, nullptr);
+      for (const piece& p : ps) {
+        const auto b = reinterpret_cast<std::uintptr_t>(raw_buffer(tensors[i], p.what));
+        const std::uint64_t bytes = static_cast<std::uint64_t>(p.count) * size_of(p.type);
+        if (bytes) spans.push_back({b, b + bytes});
+      }
+    }
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+      if (spans[i].first < spans[i - 1].second)
+        return status(status_code::aliasing, "two destination buffers of the tensor list overlap");
+  }
+
+  try {
+    safetensors_header h;
+    FLASHOPTIM_RETURN_IF_ERROR(parse_safetensors(file, size, h));
+    const auto& fm = h.metadata;
+
+    // The header checksum first: everything below reads the header.
+    {
+      const std::string* hc = find_meta(fm, "header_crc32");
+      std::uint32_t stored = 0;
+      if (!hc || !parse_hex8(*hc, stored))
+        return status(status_code::corrupt_file, "metadata 'header_crc32' is missing or malformed");
+      std::vector<const tensor_entry*> refs;
+      for (const auto& e : h.tensors) refs.push_back(&e);
+      const std::uint32_t actual = header_checksum(fm, refs);
+      if (actual != stored)
+        return status(status_code::corrupt_file, "header checksum %08x does not match the stored %08x", actual, stored);
+    }
+    const std::string* fmt = find_meta(fm, "format");
+    if (!fmt || *fmt != format_name)
+      return status(status_code::corrupt_file, "not a flashoptim checkpoint (metadata 'format' is '%.60s')",
+                    fmt ? fmt->c_str() : "missing");
+    const std::string* ver = find_meta(fm, "format_version");
+    if (!ver || *ver != format_version)
+      return status(status_code::not_supported, "checkpoint format version '%.20s', this library reads '%s'",
+                    ver ? ver->c_str() : "missing", format_version);
+    const std::string* form_text = find_meta(fm, "form");
+    form f;
+    if (form_text && *form_text == "compressed") f = form::compressed;
+    else if (form_text && *form_text == "state16") f = form::state16;
+    else if (form_text && *form_text == "fp32") f = form::fp32;
+    else return status(status_code::corrupt_file, "metadata 'form' is missing or unknown");
+
+    // Configuration: what each form needs to match.
+    const auto mine = config_metadata<C>(f);
+    FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "rule"));
+    if (f != form::fp32) FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "master"));
+    if (f == form::compressed) {
+      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state0"));
+      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state1"));
+      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "group_size"));
+    }
+    FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state0.key"));
+    FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state1.key"));
+
+    std::uint64_t file_step = 0;
+    const std::string* step_text = find_meta(fm, "step");
+    if (!step_text || !parse_decimal(*step_text, static_cast<std::uint64_t>(INT64_MAX), file_step))
+      return status(status_code::corrupt_file, "metadata 'step' is missing or not a decimal count");
+    typename C::hyper file_hyper{};
+    const std::string* hyper_text = find_meta(fm, "hyper");
+    if (!hyper_text) return status(status_code::corrupt_file, "metadata 'hyper' is missing");
+    FLASHOPTIM_RETURN_IF_ERROR(parse_hyper<C>(*hyper_text, file_hyper));
+    if (options.hyper == hyper_policy::require_equal) FLASHOPTIM_RETURN_IF_ERROR(compare_hyper<C>(file_hyper, hyper));
+
+    // Tensor list and seeds.
+    const std::string* list_text = find_meta(fm, "tensors");
+    const std::string* seeds_text = find_meta(fm, "seeds");
+    if (!list_text || !seeds_text) return status(status_code::corrupt_file, "metadata 'tensors' or 'seeds' is missing");
+    const nlohmann::json list = nlohmann::json::parse(*list_text, nullptr, false);
+    const nlohmann::json seeds = nlohmann::json::parse(*seeds_text, nullptr, false);
+    if (!list.is_array() || !seeds.is_array() || list.size() != seeds.size())
+      return status(status_code::corrupt_file, "metadata 'tensors' and 'seeds' must be arrays of one length");
+    std::map<std::string, std::uint64_t> file_seeds;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::uint64_t seed = 0;
+      if (!list[i].is_string() || !seeds[i].is_string() ||
+          !parse_decimal(seeds[i].get<std::string>(), UINT64_MAX, seed) ||
+          !file_seeds.emplace(list[i].get<std::string>(), seed).second)
+        return status(status_code::corrupt_file, "metadata 'tensors'/'seeds' entry %zu is malformed or repeated", i);
+    }
+    const std::set<std::string> listed(names, names + count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!file_seeds.count(names[i]))
+        return status(status_code::config_mismatch, "tensor '%.80s' is not in the file", names[i].c_str());
+    }
+    for (const auto& kv : file_seeds) {
+      if (!listed.count(kv.first))
+        return status(status_code::config_mismatch, "the file has tensor '%.80s', which is not in the list",
+                      kv.first.c_str());
+    }
+    constexpr bool stochastic =
+        uses_stochastic_rounding<typename C::state0> || uses_stochastic_rounding<typename C::state1>;
+    if (stochastic && options.check_seeds) {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (file_seeds[names[i]] != tensors[i].seed)
+          return status(status_code::config_mismatch, "tensor '%.80s': seed %" PRIu64 " in the file, %" PRIu64
+                        " in the tensor (stochastic rounding would diverge)", names[i].c_str(), file_seeds[names[i]],
+                        tensors[i].seed);
+      }
+    }
+
+    // Entries: exactly the expected ones, with the expected dtype and shape.
+    const std::vector<piece> pieces = plan_pieces<C>(f, tensors, names, count, options.shapes);
+    std::map<std::string, const tensor_entry*> in_file;
+    for (const auto& e : h.tensors) in_file[e.name] = &e;
+    std::vector<const tensor_entry*> found(pieces.size(), nullptr);
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const piece& p = pieces[i];
+      const auto it = in_file.find(p.key);
+      const tensor_entry* e = it == in_file.end() ? nullptr : it->second;
+      if (!e) return status(status_code::config_mismatch, "tensor '%.100s' is missing from the file", p.key.c_str());
+      if (e->type != p.type)
+        return status(status_code::dtype_mismatch, "'%.100s': file has %s, configuration needs %s", p.key.c_str(),
+                      to_string(e->type), to_string(p.type));
+      if (e->elements() != p.count || (options.shapes && e->shape != p.shape))
+        return status(status_code::size_mismatch, "'%.100s': file has %" PRId64 " elements (rank %zu), expected %" PRId64
+                      " (rank %zu)", p.key.c_str(), e->elements(), e->shape.size(), p.count, p.shape.size());
+      found[i] = e;
+    }
+    if (h.tensors.size() != pieces.size()) {
+      std::set<std::string> expected;
+      for (const auto& p : pieces) expected.insert(p.key);
+      for (const auto& e : h.tensors) {
+        if (!expected.count(e.name))
+          return status(status_code::config_mismatch, "the file has '%.100s', which this configuration does not store",
+                        e.name.c_str());
+      }
+    }
+
+    // Content: checksums, then scale values.
+    const unsigned char* data = file + h.data_offset;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const tensor_entry& e = *found[i];
+      const std::string* c = find_meta(fm, "crc32/" + e.name);
+      std::uint32_t stored = 0;
+      if (!c || !parse_hex8(*c, stored))
+        return status(status_code::corrupt_file, "metadata 'crc32/%.100s' is missing or malformed", e.name.c_str());
+      const std::uint32_t actual = crc32_of(data + e.begin, e.bytes());
+      if (actual != stored)
+        return status(status_code::corrupt_file, "'%.100s': checksum %08x, stored %08x", e.name.c_str(), actual,
+                      stored);
+      if (pieces[i].what == role::scale0) {
+        if constexpr (codec::is_grouped<typename C::state0>::value)
+          FLASHOPTIM_RETURN_IF_ERROR(
+              check_scales<typename C::state0::scale_type>(data + e.begin, pieces[i].count, e.name));
+      } else if (pieces[i].what == role::scale1) {
+        if constexpr (codec::is_grouped<typename C::state1>::value)
+          FLASHOPTIM_RETURN_IF_ERROR(
+              check_scales<typename C::state1::scale_type>(data + e.begin, pieces[i].count, e.name));
+      }
+    }
+
+    // Everything checked: from here on nothing fails; write the caller's buffers.
+    std::vector<float> values;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const piece& p = pieces[i];
+      const tensor_entry& e = *found[i];
+      const tensor_ref<C>& t = tensors[p.tensor];
+      const unsigned char* src = data + e.begin;
+      if (is_raw(p.what)) {
+        if (e.bytes()) std::memcpy(raw_buffer(t, p.what), src, e.bytes());
+        continue;
+      }
+      const std::size_t width = size_of(p.type);
+      for (std::int64_t b = 0; b < p.count; b += chunk_elements) {
+        const std::int64_t n = std::min(chunk_elements, p.count - b);
+        values.resize(static_cast<std::size_t>(n));
+        const unsigned char* s = src + static_cast<std::uint64_t>(b) * width;
+        if (p.type == dtype::bf16) {
+          for (std::int64_t k = 0; k < n; ++k) {
+            bf16 v;
+            std::memcpy(&v, s + k * 2, 2);
+            values[static_cast<std::size_t>(k)] = format::to_float(v);
+          }
+        } else {
+          std::memcpy(values.data(), s, static_cast<std::size_t>(n) * 4);  // may be unaligned in the image
+        }
+        if (p.what == role::master_fp32) {
+          typename C::aux_type* aux = nullptr;
+          if constexpr (C::has_aux) aux = t.aux + b;
+          (void)codec::split<typename C::master>(values.data(), n, t.param + b, aux);
+        } else if (p.what == role::state0_wide) {
+          encode_state<C, 0>(t, b, n, values.data(), static_cast<std::int64_t>(file_step));
+        } else {
+          encode_state<C, 1>(t, b, n, values.data(), static_cast<std::int64_t>(file_step));
+        }
+      }
+    }
+    step = static_cast<std::int64_t>(file_step);
+    if (options.hyper == hyper_policy::restore) hyper = file_hyper;
+    return status();
+  } catch (const std::bad_alloc&) {
+    return status(status_code::capacity_exceeded, "out of memory while reading a checkpoint");
+  } catch (const std::exception& e) {
+    return status(status_code::corrupt_file, "unreadable checkpoint: %.160s", e.what());
+  }
+}
+
+/// Loads `path` into tensors[0, count), which must be the tensors the file
+/// was saved from (same names, sizes and, for the compressed form, the same
+/// configuration). On success sets `step` and, per options.hyper, `hyper`.
+/// On any error writes nothing.
+template <class Config>
+status load_checkpoint(const std::string& path, typename Config::hyper& hyper, std::int64_t& step,
+                       const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                       const load_options& options = {}) {
+  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_names(tensors, names, count, nullptr));
+  std::vector<unsigned char> image;
+  FLASHOPTIM_RETURN_IF_ERROR(read_file(path, image, options.max_file_bytes));
+  return load_checkpoint_bytes<Config>(image.data(), image.size(), hyper, step, tensors, names, count, options);
+}
+
+}  // namespace flashoptim::io

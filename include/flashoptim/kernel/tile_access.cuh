@@ -1,0 +1,106 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Loads and stores of one thread's tile: N consecutive elements of a buffer.
+// The vector path moves the tile in the widest accesses its byte count
+// allows (16 bytes where it can: 16 one-byte codes, 8 bf16 values, 4 floats
+// per access), so a warp's access is contiguous and every sector it touches
+// is used. The scalar path handles a tensor's partial last tile and buffers
+// that are aligned to their element type but not to the vector width.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "flashoptim/format/dtype.hpp"
+
+namespace flashoptim::kernel {
+
+namespace detail {
+template <int Bytes>
+struct vector_word;
+template <>
+struct vector_word<16> {
+  using type = uint4;
+};
+template <>
+struct vector_word<8> {
+  using type = uint2;
+};
+template <>
+struct vector_word<4> {
+  using type = unsigned int;
+};
+template <>
+struct vector_word<2> {
+  using type = unsigned short;
+};
+template <>
+struct vector_word<1> {
+  using type = unsigned char;
+};
+
+constexpr int vector_width(int bytes) {
+  return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+}
+}  // namespace detail
+
+/// How a tile of N elements of T is moved. Absent slots (none_t) move nothing.
+template <class T, int N>
+struct tile_access {
+  static constexpr bool present = storage_bytes<T> != 0;
+  static constexpr int bytes = present ? static_cast<int>(N * sizeof(T)) : 0;
+  /// Bytes per access on the vector path; a buffer must be aligned to it.
+  static constexpr int width = present ? detail::vector_width(bytes) : 1;
+  static constexpr int words = present ? bytes / width : 0;
+  using word = typename detail::vector_word<width>::type;
+
+  /// Whether a buffer can take the vector path (the tile offsets within a
+  /// tensor are multiples of N elements, hence of `width` bytes).
+  FLASHOPTIM_HOST_DEVICE static bool vector_aligned(const void* p) {
+    return !present || reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(width) == 0;
+  }
+
+  /// p points at the tile's first element and is `width`-aligned.
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load(const T* p, T (&out)[N]) {
+    if constexpr (present) {
+      word w[words];
+      const word* src = reinterpret_cast<const word*>(p);
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) w[k] = src[k];
+      std::memcpy(out, w, bytes);
+    }
+  }
+  /// The same through the read-only data path: for buffers no thread writes
+  /// during the launch (gradients).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load_readonly(const T* p, T (&out)[N]) {
+    if constexpr (present) {
+      word w[words];
+      const word* src = reinterpret_cast<const word*>(p);
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) w[k] = __ldg(src + k);
+      std::memcpy(out, w, bytes);
+    }
+  }
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void store(T* p, const T (&in)[N]) {
+    if constexpr (present) {
+      word w[words];
+      std::memcpy(w, in, bytes);
+      word* dst = reinterpret_cast<word*>(p);
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) dst[k] = w[k];
+    }
+  }
+  /// Elements [0, valid) one at a time; the rest of `out` is left as it is.
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load_partial(const T* p, T (&out)[N], int valid) {
+    if constexpr (present) {
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (i < valid) out[i] = p[i];
+    }
+  }
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void store_partial(T* p, const T (&in)[N], int valid) {
+    if constexpr (present) {
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (i < valid) p[i] = in[i];
+    }
+  }
+};
+
+}  // namespace flashoptim::kernel
