@@ -27,8 +27,11 @@
 #define FLASHOPTIM_DEVICE_CODE 0
 #endif
 
-#if defined(__CUDACC__) || defined(__clang__)
+// nvcc's host pass accepts neither spelling without a warning: no hint there.
+#if defined(__CUDA_ARCH__) || (defined(__clang__) && !defined(__CUDACC__))
 #define FLASHOPTIM_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define FLASHOPTIM_UNROLL
 #elif defined(__GNUC__)
 #define FLASHOPTIM_UNROLL _Pragma("GCC unroll 32")
 #else

@@ -143,7 +143,8 @@ inline std::uint32_t header_checksum(const std::map<std::string, std::string>& m
   for (const tensor_entry* t : tensors) {
     s += t->name;
     s.push_back('\0');
-    s += safetensors_dtype_name(t->type);
+    const char* type = safetensors_dtype_name(t->type);
+    s += type ? type : "?";
     s.push_back('\0');
     for (std::size_t d = 0; d < t->shape.size(); ++d) {
       if (d) s.push_back(',');

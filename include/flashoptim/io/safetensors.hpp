@@ -181,6 +181,10 @@ inline status parse_safetensors(const unsigned char* bytes, std::uint64_t size, 
   const std::uint64_t n = detail::load_le64(bytes);
   if (n < 2 || n > max_header_bytes || n > size - 8)
     return status(status_code::corrupt_file, "header length %" PRIu64 " does not fit a %" PRIu64 "-byte file", n, size);
+  // JSON text never holds a raw NUL, and nlohmann's lexer would stop at one
+  // and ignore the rest of the header.
+  if (std::memchr(bytes + 8, 0, static_cast<std::size_t>(n)) != nullptr)
+    return status(status_code::corrupt_file, "header contains a NUL byte");
   safetensors_header h;
   h.data_offset = 8 + n;
   h.data_size = size - h.data_offset;

@@ -42,6 +42,51 @@ struct vector_word<1> {
   using type = unsigned char;
 };
 
+// ld.global / st.global with the default cache policy. Pointers read from
+// the tensor table are generic to the compiler, and generic accesses cost
+// more; CUDA's __ldca / __stwb turn into strong (ordered) accesses instead.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE uint4 ld_global(const uint4* p) {
+  uint4 v;
+  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE uint2 ld_global(const uint2* p) {
+  uint2 v;
+  asm("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned int ld_global(const unsigned int* p) {
+  unsigned int v;
+  asm("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned short ld_global(const unsigned short* p) {
+  unsigned short v;
+  asm("ld.global.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned char ld_global(const unsigned char* p) {
+  unsigned short v;
+  asm("ld.global.u8 %0, [%1];" : "=h"(v) : "l"(p));
+  return static_cast<unsigned char>(v);
+}
+// Stores are volatile: they have no outputs the compiler could see used.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(uint4* p, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(uint2* p, uint2 v) {
+  asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(unsigned int* p, unsigned int v) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(unsigned short* p, unsigned short v) {
+  asm volatile("st.global.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(unsigned char* p, unsigned char v) {
+  asm volatile("st.global.u8 [%0], %1;" ::"l"(p), "h"(static_cast<unsigned short>(v)) : "memory");
+}
+
 constexpr int vector_width(int bytes) {
   return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
 }
@@ -68,7 +113,7 @@ struct tile_access {
     if constexpr (present) {
       word w[words];
       const word* src = reinterpret_cast<const word*>(p);
-      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) w[k] = src[k];
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) w[k] = detail::ld_global(src + k);
       std::memcpy(out, w, bytes);
     }
   }
@@ -87,7 +132,7 @@ struct tile_access {
       word w[words];
       std::memcpy(w, in, bytes);
       word* dst = reinterpret_cast<word*>(p);
-      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) dst[k] = w[k];
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::st_global(dst + k, w[k]);
     }
   }
   /// Elements [0, valid) one at a time; the rest of `out` is left as it is.

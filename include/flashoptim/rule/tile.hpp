@@ -27,6 +27,10 @@ struct tile_data {
 namespace detail {
 /// Distinct random streams for the two state slots.
 inline constexpr std::uint64_t slot_salt[2] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full};
+/// The same salts for device code, which cannot index a host constexpr array.
+FLASHOPTIM_HOST_DEVICE constexpr std::uint64_t slot_salt_of(int slot) {
+  return slot == 0 ? 0x5851f42d4c957f2dull : 0x14057b7ef767814full;
+}
 }  // namespace detail
 
 /// Steps elements [0, valid) of the tile. Elements at or past `valid` are
@@ -52,9 +56,9 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void step_tile(const typename Config::s
     }
   }
   const std::uint64_t seed = key.seed;
-  key.seed = seed ^ detail::slot_salt[0];
+  key.seed = seed ^ detail::slot_salt_of(0);
   Config::state0::encode_tile(m, t.code0, t.scale0, reduce, key);
-  key.seed = seed ^ detail::slot_salt[1];
+  key.seed = seed ^ detail::slot_salt_of(1);
   Config::state1::encode_tile(v, t.code1, t.scale1, reduce, key);
 }
 

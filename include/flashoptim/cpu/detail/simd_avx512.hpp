@@ -20,6 +20,13 @@
 #define FLASHOPTIM_CPU_AVX512_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2,popcnt"
 #define FLASHOPTIM_CPU_AVX512_FN __attribute__((target(FLASHOPTIM_CPU_AVX512_TARGET), always_inline)) inline
 
+// GCC 12's intrinsics start some results from _mm*_undefined_*(), which its own
+// -Wmaybe-uninitialized reports wherever they are inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace flashoptim::cpu::detail::avx512 {
 
 struct ops {
@@ -55,7 +62,7 @@ struct ops {
   FLASHOPTIM_CPU_AVX512_FN static vf abs(vf a) { return as_f(_mm512_and_si512(as_i(a), _mm512_set1_epi32(0x7fffffff))); }
   /// |magnitude| with the sign bit of `sign`.
   FLASHOPTIM_CPU_AVX512_FN static vf copysign(vf magnitude, vf sign) {
-    return as_f(_mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7fffffff), as_i(magnitude), as_i(sign), 0xe4));
+    return as_f(_mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7fffffff), as_i(magnitude), as_i(sign), 0xca));
   }
   FLASHOPTIM_CPU_AVX512_FN static vm lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   FLASHOPTIM_CPU_AVX512_FN static vm gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
@@ -70,6 +77,17 @@ struct ops {
     m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
     return _mm_cvtss_f32(m4);
   }
+
+  /// Maximum of the int32 lanes.
+  FLASHOPTIM_CPU_AVX512_FN static std::int32_t hmaxi(vi a) {
+    __m256i m8 = _mm256_max_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
+    __m128i m4 = _mm_max_epi32(_mm256_castsi256_si128(m8), _mm256_extracti128_si256(m8, 1));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(1, 0, 3, 2)));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(m4);
+  }
+  /// b where m is set and b > a, else a: max(a, b) on the lanes of m.
+  FLASHOPTIM_CPU_AVX512_FN static vi maxi_where(vm m, vi a, vi b) { return _mm512_mask_max_epi32(a, m, a, b); }
 
   // ---- int32 lanes
   FLASHOPTIM_CPU_AVX512_FN static vi set1i(std::int32_t x) { return _mm512_set1_epi32(x); }
@@ -97,6 +115,10 @@ struct ops {
   /// int32 -> fp32 (exact below 2^24) and fp32 -> int32 truncating (exact for integral values).
   FLASHOPTIM_CPU_AVX512_FN static vf to_float(vi a) { return _mm512_cvtepi32_ps(a); }
   FLASHOPTIM_CPU_AVX512_FN static vi to_int(vf a) { return _mm512_cvttps_epi32(a); }
+  /// floor(a) as int32 in one conversion (embedded round-down).
+  FLASHOPTIM_CPU_AVX512_FN static vi floor_to_int(vf a) {
+    return _mm512_cvt_roundps_epi32(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  }
 
   // ---- masks
   FLASHOPTIM_CPU_AVX512_FN static vm mask_none() { return 0; }
@@ -160,5 +182,9 @@ struct ops {
 };
 
 }  // namespace flashoptim::cpu::detail::avx512
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #endif  // FLASHOPTIM_CPU_X86_SIMD

@@ -1,0 +1,384 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Time of one fused GPU step per configuration and tensor list, with the
+// bytes it must move (layout::bytes) and the device-to-device copy
+// bandwidth measured in this process (a large cudaMemcpy, read + write):
+//   bench_gpu_step --benchmark_format=json --benchmark_out=step.json
+// Counters: GBps (minimal bytes / time), pct_copy (GBps / copy GB/s),
+// bytes_per_param, floor_ms (minimal bytes / copy bandwidth).
+// Timing: CUDA events around each step; Google Benchmark's manual time.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "flashoptim/device/step_plan.cuh"
+#include "flashoptim/flashoptim.hpp"
+
+using namespace flashoptim;
+
+namespace {
+
+#define BENCH_CUDA(expr)                                                                          \
+  do {                                                                                            \
+    const cudaError_t e_ = (expr);                                                                \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+double g_copy_gbps = 0.0;
+
+/// Device-to-device copy bandwidth, bytes read + written per second (median of 20).
+double measure_copy_bandwidth() {
+  const std::size_t bytes = std::size_t{4} << 30;
+  void *a = nullptr, *b = nullptr;
+  BENCH_CUDA(cudaMalloc(&a, bytes));
+  BENCH_CUDA(cudaMalloc(&b, bytes));
+  BENCH_CUDA(cudaMemset(a, 1, bytes));
+  BENCH_CUDA(cudaMemset(b, 2, bytes));
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int i = 0; i < 23; ++i) {
+    BENCH_CUDA(cudaEventRecord(e0));
+    BENCH_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+    BENCH_CUDA(cudaEventRecord(e1));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    if (i >= 3) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  BENCH_CUDA(cudaFree(a));
+  BENCH_CUDA(cudaFree(b));
+  return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+struct shape {
+  std::string name;
+  std::vector<std::int64_t> sizes;
+};
+
+shape flat() { return {"flat268M", {std::int64_t{1} << 28}}; }
+
+/// Llama-3.2-1B with an untied output layer: 147 tensors, 1.50 B parameters.
+shape llama() {
+  shape s{"llama1B", {}};
+  const std::int64_t d = 2048, kv = 512, ff = 8192, vocab = 128256;
+  s.sizes.push_back(vocab * d);
+  for (int l = 0; l < 16; ++l) {
+    for (std::int64_t n : {d * d, kv * d, kv * d, d * d, ff * d, ff * d, d * ff, d, d}) s.sizes.push_back(n);
+  }
+  s.sizes.push_back(d);
+  s.sizes.push_back(vocab * d);
+  return s;
+}
+
+shape many() { return {"10k_x_4096", std::vector<std::int64_t>(10000, 4096)}; }
+
+FLASHOPTIM_HOST_DEVICE inline std::uint64_t hash(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+FLASHOPTIM_HOST_DEVICE inline float value_of(std::uint64_t h, float scale) {
+  const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f) - 0.5f;
+  return u * scale;
+}
+
+template <class Config>
+__global__ void init_kernel(std::int64_t n, typename Config::param_type* p, typename Config::aux_type* a,
+                            typename Config::grad_type* g) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    typename Config::aux_type aux{};
+    Config::master::encode(value_of(hash(static_cast<std::uint64_t>(i)), 0.1f), p[i], aux);
+    if constexpr (Config::has_aux) a[i] = aux;
+    g[i] = format::from_float<typename Config::grad_type>(value_of(hash(~static_cast<std::uint64_t>(i)), 1e-3f));
+  }
+}
+
+/// Every buffer of every tensor, carved from one arena per slot with
+/// 256-byte-aligned starts (as separate allocations would be).
+template <class Config>
+struct workspace {
+  std::vector<tensor_ref<Config>> refs;
+  std::vector<void*> arenas;
+  std::int64_t params = 0;
+  std::int64_t moved_bytes = 0;
+
+  explicit workspace(const std::vector<std::int64_t>& sizes) {
+    using S0 = typename Config::state0;
+    using S1 = typename Config::state1;
+    auto round = [](std::int64_t x) { return (x + 255) / 256 * 256; };
+    std::int64_t off[7] = {};
+    std::vector<std::array<std::int64_t, 7>> at(sizes.size());
+    const std::size_t eb[7] = {sizeof(typename Config::param_type), storage_bytes<typename Config::aux_type>,
+                               sizeof(typename Config::grad_type), storage_bytes<typename S0::code_type>,
+                               storage_bytes<typename S0::scale_type>, storage_bytes<typename S1::code_type>,
+                               storage_bytes<typename S1::scale_type>};
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::int64_t n = sizes[i];
+      const std::int64_t cnt[7] = {n, n, n, n, codec::scale_count<S0>(n), n, codec::scale_count<S1>(n)};
+      for (int k = 0; k < 7; ++k) {
+        at[i][k] = off[k];
+        off[k] += round(cnt[k] * static_cast<std::int64_t>(eb[k]));
+      }
+      params += n;
+      moved_bytes += layout::bytes<Config>::moved_for_size(n);
+    }
+    char* base[7];
+    for (int k = 0; k < 7; ++k) {
+      void* p = nullptr;
+      if (off[k]) {
+        BENCH_CUDA(cudaMalloc(&p, static_cast<std::size_t>(off[k])));
+        BENCH_CUDA(cudaMemset(p, 0, static_cast<std::size_t>(off[k])));
+      }
+      arenas.push_back(p);
+      base[k] = static_cast<char*>(p);
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      tensor_ref<Config> r;
+      using R = tensor_ref<Config>;
+      auto ptr = [&](int k, auto* tag) {
+        using P = std::remove_pointer_t<decltype(tag)>;
+        return eb[k] ? reinterpret_cast<P*>(base[k] + at[i][k]) : static_cast<P*>(nullptr);
+      };
+      r.param = ptr(0, static_cast<typename R::param_type*>(nullptr));
+      r.aux = ptr(1, static_cast<typename R::aux_type*>(nullptr));
+      r.grad = ptr(2, static_cast<typename R::grad_type*>(nullptr));
+      r.code0 = ptr(3, static_cast<typename R::code0_type*>(nullptr));
+      r.scale0 = ptr(4, static_cast<typename R::scale0_type*>(nullptr));
+      r.code1 = ptr(5, static_cast<typename R::code1_type*>(nullptr));
+      r.scale1 = ptr(6, static_cast<typename R::scale1_type*>(nullptr));
+      r.size = sizes[i];
+      r.seed = i + 1;
+      refs.push_back(r);
+    }
+    // The arenas are contiguous: initialize each as one array.
+    const std::int64_t n = off[0] / static_cast<std::int64_t>(eb[0]);
+    init_kernel<Config><<<132 * 8, 256>>>(n, reinterpret_cast<typename Config::param_type*>(base[0]),
+                                          reinterpret_cast<typename Config::aux_type*>(base[1]),
+                                          reinterpret_cast<typename Config::grad_type*>(base[2]));
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaDeviceSynchronize());
+  }
+  ~workspace() {
+    for (void* p : arenas)
+      if (p) cudaFree(p);
+  }
+};
+
+template <class Config>
+typename Config::hyper bench_hyper() {
+  typename Config::hyper h;
+  h.lr = 1e-3;
+  if constexpr (std::is_same<typename Config::rule, rule::sgd>::value ||
+                std::is_same<typename Config::rule, rule::sgdw>::value)
+    h.momentum = Config::state0::stores_state ? 0.9 : 0.0;
+  return h;
+}
+
+void set_counters(benchmark::State& st, double total_ms, std::int64_t iters, std::int64_t bytes, std::int64_t params,
+                  std::int64_t tensors) {
+  const double ms = total_ms / static_cast<double>(iters);
+  const double gbps = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+  st.counters["ms"] = ms;
+  st.counters["GBps"] = gbps;
+  st.counters["pct_copy"] = 100.0 * gbps / g_copy_gbps;
+  st.counters["copy_GBps"] = g_copy_gbps;
+  st.counters["bytes"] = static_cast<double>(bytes);
+  st.counters["params"] = static_cast<double>(params);
+  st.counters["tensors"] = static_cast<double>(tensors);
+  st.counters["bytes_per_param"] = static_cast<double>(bytes) / static_cast<double>(params);
+  st.counters["floor_ms"] = static_cast<double>(bytes) / (g_copy_gbps * 1e9) * 1e3;
+}
+
+template <class Config, class Policy>
+void bm_step(benchmark::State& st, shape sh) {
+  workspace<Config> w(sh.sizes);
+  device::step_plan<Config, Policy> plan;
+  status s = plan.build(w.refs.data(), w.refs.size());
+  if (!s.ok()) {
+    st.SkipWithError(s.what());
+    return;
+  }
+  const auto h = bench_hyper<Config>();
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  std::int64_t step = 1;
+  for (int i = 0; i < 3; ++i) {
+    step_args a;
+    a.step = step++;
+    s = plan.step_async(h, a, stream);
+  }
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  double total = 0;
+  std::int64_t iters = 0;
+  for (auto _ : st) {
+    step_args a;
+    a.step = step++;
+    BENCH_CUDA(cudaEventRecord(e0, stream));
+    s = plan.step_async(h, a, stream);
+    BENCH_CUDA(cudaEventRecord(e1, stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    st.SetIterationTime(ms * 1e-3);
+    total += ms;
+    ++iters;
+  }
+  if (!s.ok()) st.SkipWithError(s.what());
+  set_counters(st, total, iters, w.moved_bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
+  st.counters["grid"] = plan.ref().grid();
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+  BENCH_CUDA(cudaStreamDestroy(stream));
+}
+
+/// The gradient-statistics launch over the same table (reads the gradients once).
+template <class Config>
+void bm_grad_stats(benchmark::State& st, shape sh) {
+  workspace<Config> w(sh.sizes);
+  device::step_plan<Config> plan;
+  status s = plan.build(w.refs.data(), w.refs.size());
+  if (!s.ok()) {
+    st.SkipWithError(s.what());
+    return;
+  }
+  device::grad_stats* out = nullptr;
+  BENCH_CUDA(cudaMalloc(&out, sizeof(*out)));
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  s = plan.grad_stats_async(out, nullptr);
+  double total = 0;
+  std::int64_t iters = 0;
+  for (auto _ : st) {
+    BENCH_CUDA(cudaEventRecord(e0));
+    s = plan.grad_stats_async(out, nullptr);
+    BENCH_CUDA(cudaEventRecord(e1));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    st.SetIterationTime(ms * 1e-3);
+    total += ms;
+    ++iters;
+  }
+  const std::int64_t bytes = w.params * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
+  set_counters(st, total, iters, bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
+  BENCH_CUDA(cudaFree(out));
+}
+
+namespace c = flashoptim::codec;
+using ulp8 = c::ulp_correction<bf16, std::int8_t>;
+using dm = c::defaults::momentum;
+using dv = c::defaults::second_moment;
+namespace p = c::precision;
+
+using adamw_default = step_config<rule::adamw, ulp8, bf16, dm, dv>;
+using lion_default = step_config<rule::lion, ulp8, bf16, dm>;
+using sgd_momentum = step_config<rule::sgd, ulp8, bf16, dm>;
+using sgd_plain = step_config<rule::sgd, ulp8, bf16>;
+using adamw_bf16_native = step_config<rule::adamw, c::native<bf16>, bf16, dm, dv>;
+using adamw_fp32_native = step_config<rule::adamw, c::native<float>, float, dm, dv>;
+using adamw_bf16_master = step_config<rule::adamw, c::fp32_master<bf16>, bf16, dm, dv>;
+using adamw_ulp16 = step_config<rule::adamw, c::ulp_correction<bf16, std::int16_t>, bf16, dm, dv>;
+using adamw_fp16_ulp8 = step_config<rule::adamw, c::ulp_correction<fp16, std::int8_t>, fp16, dm, dv>;
+using adamw_exact = step_config<rule::adamw, c::exact_split, bf16, dm, dv>;
+using adamw_reference = step_config<rule::adamw, ulp8, bf16, c::reference::momentum, c::reference::second_moment>;
+using adamw_fp32_states = step_config<rule::adamw, ulp8, bf16, p::fp32, p::fp32>;
+using adamw_bf16_states = step_config<rule::adamw, ulp8, bf16, p::bf16, p::bf16>;
+using adamw_bf16_sr_states = step_config<rule::adamw, ulp8, bf16, p::bf16_sr, p::bf16_sr>;
+using adamw_fp16_states = step_config<rule::adamw, ulp8, bf16, p::fp16, p::fp16>;
+using adamw_fp8_states = step_config<rule::adamw, ulp8, bf16, p::fp8_momentum, p::fp8_second_moment>;
+/// torch's layouts, for comparison with its fused AdamW in the same table.
+using adamw_torch_fp32 = step_config<rule::adamw, c::native<float>, float, p::fp32, p::fp32>;
+using adamw_torch_bf16 = step_config<rule::adamw, c::native<bf16>, bf16, p::bf16, p::bf16>;
+
+template <class Config>
+using default_policy = typename tuning::default_step_policy<Config>::type;
+
+template <class Config, class Policy = default_policy<Config>>
+void add(const char* config, const shape& sh, const char* policy = "default") {
+  const std::string name = std::string("step/") + config + "/" + sh.name + "/" + policy;
+  benchmark::RegisterBenchmark(name.c_str(), bm_step<Config, Policy>, sh)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("no usable CUDA device: nothing to benchmark\n");
+    return 0;
+  }
+  g_copy_gbps = measure_copy_bandwidth();
+  benchmark::AddCustomContext("copy_GBps", std::to_string(g_copy_gbps));
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+  benchmark::AddCustomContext("device", prop.name);
+
+  const shape f = flat(), l = llama(), m = many();
+  // The targets (BENCHMARKS.md).
+  add<adamw_default>("adamw_default", f);
+  add<adamw_default>("adamw_default", l);
+  add<adamw_default>("adamw_default", m);
+  add<lion_default>("lion_default", f);
+  add<sgd_momentum>("sgd_momentum", f);
+  add<sgd_plain>("sgd_plain", f);
+  add<adamw_bf16_native>("adamw_bf16_native", f);
+  add<adamw_fp32_native>("adamw_fp32_native", f);
+  add<adamw_bf16_master>("adamw_bf16_fp32_master", f);
+  add<adamw_ulp16>("adamw_bf16_ulp16", f);
+  add<adamw_fp16_ulp8>("adamw_fp16_ulp8", f);
+  add<adamw_exact>("adamw_exact_split", f);
+  add<adamw_reference>("adamw_reference_states", f);
+  add<adamw_fp32_states>("adamw_fp32_states", f);
+  add<adamw_bf16_states>("adamw_bf16_states", f);
+  add<adamw_bf16_sr_states>("adamw_bf16_sr_states", f);
+  add<adamw_fp16_states>("adamw_fp16_states", f);
+  add<adamw_fp8_states>("adamw_fp8_states", f);
+  add<adamw_torch_fp32>("adamw_torch_layout_fp32", f);
+  add<adamw_torch_bf16>("adamw_torch_layout_bf16", f);
+  add<adamw_torch_fp32>("adamw_torch_layout_fp32", l);
+  // Tuning candidates for the default configuration (docs/gpu.md, "Tuning").
+  add<adamw_default, tuning::step_policy<128, 16, 4, true>>("adamw_default", f, "t128_n16_b4");
+  add<adamw_default, tuning::step_policy<512, 16, 1, true>>("adamw_default", f, "t512_n16_b1");
+  add<adamw_default, tuning::step_policy<256, 16, 1, true>>("adamw_default", f, "t256_n16_b1");
+  add<adamw_default, tuning::step_policy<256, 16, 3, true>>("adamw_default", f, "t256_n16_b3");
+  add<adamw_default, tuning::step_policy<256, 8, 2, true>>("adamw_default", f, "t256_n8_b2");
+  add<adamw_default, tuning::step_policy<256, 8, 4, true>>("adamw_default", f, "t256_n8_b4");
+  add<adamw_default, tuning::step_policy<256, 16, 2, false>>("adamw_default", f, "t256_n16_b2_notab");
+  // The gradient statistics launch.
+  benchmark::RegisterBenchmark("grad_stats/adamw_default/flat268M", bm_grad_stats<adamw_default>, f)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.3);
+  benchmark::RegisterBenchmark("grad_stats/adamw_default/llama1B", bm_grad_stats<adamw_default>, l)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.3);
+
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

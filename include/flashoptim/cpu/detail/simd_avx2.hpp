@@ -1,0 +1,186 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The AVX2 (+FMA, F16C) vector operations of the CPU step: 8 fp32 lanes,
+// masks as all-ones lanes. Same interface and same guarantees as
+// simd_avx512.hpp: per-function target attributes, IEEE operations only,
+// `mul` results opaque to contraction.
+#pragma once
+
+#include "flashoptim/cpu/isa.hpp"
+
+#if FLASHOPTIM_CPU_X86_SIMD
+#include <immintrin.h>
+
+#include <cstdint>
+
+#define FLASHOPTIM_CPU_AVX2_TARGET "avx2,fma,f16c,bmi,bmi2,popcnt"
+#define FLASHOPTIM_CPU_AVX2_FN __attribute__((target(FLASHOPTIM_CPU_AVX2_TARGET), always_inline)) inline
+
+// GCC 12's intrinsics start some results from _mm*_undefined_*(), which its own
+// -Wmaybe-uninitialized reports wherever they are inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace flashoptim::cpu::detail::avx2 {
+
+struct ops {
+  using vf = __m256;
+  using vi = __m256i;
+  using vm = __m256i;
+  static constexpr int width = 8;
+  static constexpr const char* name = "avx2";
+
+  // ---- fp32
+  FLASHOPTIM_CPU_AVX2_FN static vf set1(float x) { return _mm256_set1_ps(x); }
+  FLASHOPTIM_CPU_AVX2_FN static vf load(const float* p) { return _mm256_loadu_ps(p); }
+  FLASHOPTIM_CPU_AVX2_FN static void store(float* p, vf x) { _mm256_storeu_ps(p, x); }
+  FLASHOPTIM_CPU_AVX2_FN static vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vf sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vf mul(vf a, vf b) {
+    vf r = _mm256_mul_ps(a, b);
+    __asm__("" : "+x"(r));  // an opaque product: never contracted into an fma
+    return r;
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vf div(vf a, vf b) { return _mm256_div_ps(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vf sqrt(vf a) { return _mm256_sqrt_ps(a); }
+  FLASHOPTIM_CPU_AVX2_FN static vf fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+  FLASHOPTIM_CPU_AVX2_FN static vf fnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+  FLASHOPTIM_CPU_AVX2_FN static vf floor(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  FLASHOPTIM_CPU_AVX2_FN static vf min(vf a, vf b) { return _mm256_min_ps(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vf max(vf a, vf b) { return _mm256_max_ps(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vf abs(vf a) { return as_f(_mm256_and_si256(as_i(a), _mm256_set1_epi32(0x7fffffff))); }
+  FLASHOPTIM_CPU_AVX2_FN static vf copysign(vf magnitude, vf sign) {
+    const vi m = _mm256_set1_epi32(0x7fffffff);
+    return as_f(_mm256_or_si256(_mm256_and_si256(m, as_i(magnitude)), _mm256_andnot_si256(m, as_i(sign))));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vm lt(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+  FLASHOPTIM_CPU_AVX2_FN static vm gt(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+  FLASHOPTIM_CPU_AVX2_FN static vm nonfinite(vf a) {
+    const vi e = _mm256_set1_epi32(0x7f800000);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(as_i(a), e), e);
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vf select(vm m, vf if_set, vf if_clear) {
+    return _mm256_blendv_ps(if_clear, if_set, _mm256_castsi256_ps(m));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static float hmax(vf a) {
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+    return _mm_cvtss_f32(m4);
+  }
+
+  FLASHOPTIM_CPU_AVX2_FN static std::int32_t hmaxi(vi a) {
+    __m128i m4 = _mm_max_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(1, 0, 3, 2)));
+    m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(m4);
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vi maxi_where(vm m, vi a, vi b) {
+    return _mm256_blendv_epi8(a, _mm256_max_epi32(a, b), m);
+  }
+
+  // ---- int32 lanes
+  FLASHOPTIM_CPU_AVX2_FN static vi set1i(std::int32_t x) { return _mm256_set1_epi32(x); }
+  FLASHOPTIM_CPU_AVX2_FN static vi as_i(vf a) { return _mm256_castps_si256(a); }
+  FLASHOPTIM_CPU_AVX2_FN static vf as_f(vi a) { return _mm256_castsi256_ps(a); }
+  FLASHOPTIM_CPU_AVX2_FN static vi addi(vi a, vi b) { return _mm256_add_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi subi(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi andi(vi a, vi b) { return _mm256_and_si256(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi ori(vi a, vi b) { return _mm256_or_si256(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi xori(vi a, vi b) { return _mm256_xor_si256(a, b); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX2_FN static vi slli(vi a) { return _mm256_slli_epi32(a, N); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX2_FN static vi srli(vi a) { return _mm256_srli_epi32(a, N); }
+  template <int N>
+  FLASHOPTIM_CPU_AVX2_FN static vi srai(vi a) { return _mm256_srai_epi32(a, N); }
+  FLASHOPTIM_CPU_AVX2_FN static vi mini(vi a, vi b) { return _mm256_min_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi maxi(vi a, vi b) { return _mm256_max_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vm eqi(vi a, vi b) { return _mm256_cmpeq_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vm neqi(vi a, vi b) {
+    return _mm256_xor_si256(_mm256_cmpeq_epi32(a, b), _mm256_set1_epi32(-1));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vm gti(vi a, vi b) { return _mm256_cmpgt_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi selecti(vm m, vi if_set, vi if_clear) { return _mm256_blendv_epi8(if_clear, if_set, m); }
+  FLASHOPTIM_CPU_AVX2_FN static vf to_float(vi a) { return _mm256_cvtepi32_ps(a); }
+  FLASHOPTIM_CPU_AVX2_FN static vi to_int(vf a) { return _mm256_cvttps_epi32(a); }
+  FLASHOPTIM_CPU_AVX2_FN static vi floor_to_int(vf a) { return _mm256_cvttps_epi32(floor(a)); }
+
+  // ---- masks
+  FLASHOPTIM_CPU_AVX2_FN static vm mask_none() { return _mm256_setzero_si256(); }
+  FLASHOPTIM_CPU_AVX2_FN static vm mor(vm a, vm b) { return _mm256_or_si256(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vm mand(vm a, vm b) { return _mm256_and_si256(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static bool any(vm a) { return !_mm256_testz_si256(a, a); }
+
+  // ---- memory
+  FLASHOPTIM_CPU_AVX2_FN static vi load_i32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  FLASHOPTIM_CPU_AVX2_FN static void store_i32(void* p, vi a) { _mm256_storeu_si256(static_cast<__m256i*>(p), a); }
+  FLASHOPTIM_CPU_AVX2_FN static vi load_u16(const void* p) {
+    return _mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vi load_i16(const void* p) {
+    return _mm256_cvtepi16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vi load_u8(const void* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vi load_i8(const void* p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)));
+  }
+  /// Low 16 bits of each lane, packed (truncating).
+  FLASHOPTIM_CPU_AVX2_FN static __m128i narrow_16(vi a) {
+    const __m256i pick = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                          0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(a, pick), 0x08));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static void store_16(void* p, vi a) { _mm_storeu_si128(static_cast<__m128i*>(p), narrow_16(a)); }
+  FLASHOPTIM_CPU_AVX2_FN static void store_8(void* p, vi a) {
+    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                          0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, pick), _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
+    _mm_storel_epi64(static_cast<__m128i*>(p), _mm256_castsi256_si128(b));
+  }
+
+  // ---- fp16 (F16C)
+  FLASHOPTIM_CPU_AVX2_FN static vf half_to_float(vi bits) { return _mm256_cvtph_ps(narrow_16(bits)); }
+  FLASHOPTIM_CPU_AVX2_FN static vf load_half(const void* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vi float_to_half(vf x) {
+    return _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+
+  // ---- 64-bit lanes for counter-based random bits (no 64-bit multiply in AVX2)
+  FLASHOPTIM_CPU_AVX2_FN static __m256i mul64(__m256i a, std::uint64_t k) {
+    const __m256i b = _mm256_set1_epi64x(static_cast<long long>(k));
+    const __m256i b_hi = _mm256_set1_epi64x(static_cast<long long>(k >> 32));
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b), _mm256_mul_epu32(a, b_hi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static __m256i mix64(std::uint64_t base, __m256i index) {
+    __m256i z = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(base)), mul64(index, 0xd1b54a32d192ed03ull));
+    z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xbf58476d1ce4e5b9ull);
+    z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94d049bb133111ebull);
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+  }
+  /// See the AVX-512 version: upper 32 bits of format::random_bits' mix for 8 lanes.
+  FLASHOPTIM_CPU_AVX2_FN static vi random_bits(std::uint64_t base, std::uint64_t index0) {
+    const __m256i i0 = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(index0)), _mm256_setr_epi64x(0, 1, 2, 3));
+    const __m256i i1 = _mm256_add_epi64(i0, _mm256_set1_epi64x(4));
+    // odd 32-bit halves of both, then undo the per-128-bit-lane interleave
+    const __m256 hi = _mm256_shuffle_ps(_mm256_castsi256_ps(mix64(base, i0)), _mm256_castsi256_ps(mix64(base, i1)),
+                                        _MM_SHUFFLE(3, 1, 3, 1));
+    return _mm256_permute4x64_epi64(_mm256_castps_si256(hi), _MM_SHUFFLE(3, 1, 2, 0));
+  }
+};
+
+}  // namespace flashoptim::cpu::detail::avx2
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif  // FLASHOPTIM_CPU_X86_SIMD

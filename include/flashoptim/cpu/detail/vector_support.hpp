@@ -1,0 +1,111 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Which parts of a step configuration the vector CPU paths implement. A
+// configuration is vectorized when its rule, master mode, gradient type and
+// both state codecs all are; anything else (fp8 codes, user companders or
+// scale formats, fp16 stochastic rounding) runs the scalar per-tile step on
+// the same threads. Both vector paths (AVX2, AVX-512) implement exactly this
+// list, in cpu/detail/group_kernel.inl.
+#pragma once
+
+#include <type_traits>
+
+#include "flashoptim/cpu/serial.hpp"
+#include "flashoptim/rule/adam.hpp"
+#include "flashoptim/rule/lion.hpp"
+#include "flashoptim/rule/sgd.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FLASHOPTIM_CPU_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define FLASHOPTIM_CPU_NOINLINE __declspec(noinline)
+#else
+#define FLASHOPTIM_CPU_NOINLINE
+#endif
+
+namespace flashoptim::cpu::detail {
+
+template <class T>
+inline constexpr bool is_one_of_floats =
+    std::is_same<T, float>::value || std::is_same<T, bf16>::value || std::is_same<T, fp16>::value;
+
+template <class Rule>
+struct vector_rule : std::false_type {};
+template <bool D>
+struct vector_rule<rule::adam_rule<D>> : std::true_type {};
+template <bool D>
+struct vector_rule<rule::sgd_rule<D>> : std::true_type {};
+template <>
+struct vector_rule<rule::lion> : std::true_type {};
+
+template <class Master>
+struct vector_master : std::false_type {};
+template <class T>
+struct vector_master<codec::native<T>> : std::bool_constant<is_one_of_floats<T>> {};
+template <class T>
+struct vector_master<codec::fp32_master<T>> : std::bool_constant<is_one_of_floats<T>> {};
+template <class T, class C>
+struct vector_master<codec::ulp_correction<T, C>> : std::true_type {};
+template <>
+struct vector_master<codec::exact_split> : std::true_type {};
+
+template <class Compander>
+inline constexpr bool vector_compander = std::is_same<Compander, codec::identity>::value ||
+                                         std::is_same<Compander, codec::softsign>::value ||
+                                         std::is_same<Compander, codec::sqrt_compander>::value;
+
+template <class Code>
+struct vector_code : std::false_type {};
+template <bool S>
+struct vector_code<codec::int8_code<S>> : std::true_type {};
+template <bool S>
+struct vector_code<codec::uint8_code<S>> : std::true_type {};
+
+template <class Scale>
+struct vector_scale : std::false_type {};
+template <>
+struct vector_scale<codec::scale_fp32> : std::true_type {};
+template <>
+struct vector_scale<codec::scale_fp16_reference> : std::true_type {};
+template <class T>
+struct vector_scale<codec::scale_rounded_up<T>> : std::bool_constant<std::is_same<T, bf16>::value || std::is_same<T, fp16>::value> {};
+
+template <class State>
+struct vector_state : std::false_type {};
+template <>
+struct vector_state<codec::none> : std::true_type {};
+// fp32 ignores the rounding mode (it stores the value); bf16 rounds to
+// nearest even or stochastically; fp16 to nearest even only.
+template <format::rounding R>
+struct vector_state<codec::plain<float, R>> : std::true_type {};
+template <format::rounding R>
+struct vector_state<codec::plain<bf16, R>> : std::true_type {};
+template <>
+struct vector_state<codec::plain<fp16, format::rounding::nearest_even>> : std::true_type {};
+template <class Code, class Compander, class Scale, codec::code_rounding R>
+struct vector_state<codec::grouped<Code, Compander, Scale, R>>
+    : std::bool_constant<vector_code<Code>::value && vector_compander<Compander> && vector_scale<Scale>::value> {};
+
+template <class Config>
+inline constexpr bool vectorized = vector_rule<typename Config::rule>::value &&
+                                   vector_master<typename Config::master>::value &&
+                                   is_one_of_floats<typename Config::grad_type> &&
+                                   vector_state<typename Config::state0>::value &&
+                                   vector_state<typename Config::state1>::value;
+
+/// The scalar step of one group, for groups the vector code leaves to it
+/// (partial last groups, groups holding NaN/inf). Never inlined, so it keeps
+/// the including program's default code generation even when called from a
+/// function compiled for a wider instruction set.
+template <class Config>
+FLASHOPTIM_CPU_NOINLINE void scalar_group(const typename Config::scalars& sc, const tensor_ref<Config>& t,
+                                            std::int64_t begin, std::uint64_t step) {
+  step_tile_at<Config>(sc, t, begin, step);
+}
+
+template <class Config>
+using scalar_group_fn = void (*)(const typename Config::scalars&, const tensor_ref<Config>&, std::int64_t,
+                                 std::uint64_t);
+
+}  // namespace flashoptim::cpu::detail

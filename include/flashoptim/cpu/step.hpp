@@ -1,0 +1,175 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The CPU step: cpu::step_serial's result, bit for bit, on OpenMP threads and
+// vector units. Groups of 32 elements are the unit of work: each thread takes
+// one contiguous run of whole groups over the tensor list (groups never cross
+// tensors), and a group's result depends on nothing but its own inputs, so
+// neither the thread count nor the instruction set changes a byte.
+//
+// The instruction set is chosen at run time (AVX-512, AVX2, else portable),
+// with nothing to pass to the compiler; `step_options::instruction_set`
+// overrides it for tests and benchmarks. Configurations the vector paths do
+// not implement (cpu::is_vectorized) run the scalar per-tile step on the same
+// threads. Without OpenMP (no -fopenmp) the step runs on the calling thread.
+#pragma once
+
+#include <cinttypes>
+#include <cstddef>
+#include <cstdint>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "flashoptim/cpu/denormals.hpp"
+#include "flashoptim/cpu/detail/kernel_avx2.hpp"
+#include "flashoptim/cpu/detail/kernel_avx512.hpp"
+#include "flashoptim/cpu/detail/vector_support.hpp"
+#include "flashoptim/cpu/isa.hpp"
+#include "flashoptim/cpu/serial.hpp"
+#include "flashoptim/tuning/cpu.hpp"
+
+namespace flashoptim::cpu {
+
+struct step_options {
+  /// Threads to use: 0 takes OpenMP's default team size (OMP_NUM_THREADS or
+  /// the core count), 1 steps on the calling thread.
+  int threads = 0;
+  /// automatic picks the widest available; others force that path (an
+  /// unavailable one is a not_supported error).
+  isa instruction_set = isa::automatic;
+  /// Clear FTZ/DAZ on every stepping thread for the call (and restore them
+  /// after): the results are then IEEE's, equal to the GPU's, whatever the
+  /// caller's mode. false runs in each thread's current mode (docs/cpu.md
+  /// lists what flushing changes).
+  bool ieee_denormals = true;
+  /// Smallest number of groups of 32 worth a thread (tuning/cpu.hpp).
+  std::int64_t min_groups_per_thread = tuning::cpu::min_groups_per_thread;
+};
+
+/// Whether the vector paths implement Config (else it runs the scalar step
+/// on threads).
+template <class Config>
+inline constexpr bool is_vectorized = detail::vectorized<Config>;
+
+/// The path step<Config> runs with these options: the requested or detected
+/// instruction set for vectorized configurations, `portable` for the others.
+/// Never `automatic`.
+template <class Config>
+isa selected_isa(const step_options& options = {}) {
+  if (!is_vectorized<Config>) return isa::portable;
+  return options.instruction_set == isa::automatic ? detected_isa() : options.instruction_set;
+}
+
+namespace detail {
+
+template <class Config>
+using groups_fn = void (*)(const typename Config::scalars&, const tensor_ref<Config>&, std::int64_t, std::int64_t,
+                           std::uint64_t, scalar_group_fn<Config>);
+
+/// The portable path: the scalar step of every group.
+template <class Config>
+void portable_groups(const typename Config::scalars& sc, const tensor_ref<Config>& t, std::int64_t group_begin,
+                     std::int64_t group_end, std::uint64_t step, scalar_group_fn<Config>) {
+  for (std::int64_t g = group_begin; g < group_end; ++g) step_tile_at<Config>(sc, t, g * tile_elements, step);
+}
+
+template <class Config>
+groups_fn<Config> select_groups_fn(isa path) {
+#if FLASHOPTIM_CPU_X86_SIMD
+  if constexpr (vectorized<Config>) {
+    if (path == isa::avx512) return &avx512::run_groups<Config>;
+    if (path == isa::avx2) return &avx2::run_groups<Config>;
+  }
+#endif
+  (void)path;
+  return &portable_groups<Config>;
+}
+
+inline std::int64_t group_count(std::int64_t n) { return (n + tile_elements - 1) / tile_elements; }
+
+inline status validate_options(const step_options& o) {
+  if (o.threads < 0) return status(status_code::invalid_argument, "cpu::step: threads = %d is negative", o.threads);
+  if (o.min_groups_per_thread < 1)
+    return status(status_code::invalid_argument, "cpu::step: min_groups_per_thread = %" PRId64 " must be >= 1",
+                  o.min_groups_per_thread);
+  switch (o.instruction_set) {
+    case isa::automatic:
+    case isa::portable:
+    case isa::avx2:
+    case isa::avx512: break;
+    default:
+      return status(status_code::invalid_argument, "cpu::step: instruction set %d is not one of cpu::isa",
+                    static_cast<int>(o.instruction_set));
+  }
+  if (!isa_available(o.instruction_set))
+    return status(status_code::not_supported, "cpu::step: this machine or build cannot run the %s path",
+                  to_string(o.instruction_set));
+  return status();
+}
+
+}  // namespace detail
+
+/// One optimizer step over `count` tensors, equal bit for bit to
+/// cpu::step_serial with the same arguments (and so to the GPU step). Checks
+/// everything step_serial checks, and the options, before writing anything.
+/// Tensors must not overlap one another (the threads step them at once).
+template <class Config>
+status step(const typename Config::hyper& h, const step_args& a, const tensor_ref<Config>* tensors, std::size_t count,
+            const step_options& options = {}) {
+  FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_options(options));
+  if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, tensors[i]));
+    total += detail::group_count(tensors[i].size);
+  }
+  if (a.skip || total == 0) return status();
+
+  const auto sc = make_step_scalars<Config>(h, a);
+  const auto run = detail::select_groups_fn<Config>(selected_isa<Config>(options));
+  const auto scalar = &detail::scalar_group<Config>;
+  const std::uint64_t step_index = static_cast<std::uint64_t>(a.step);
+  const bool ieee = options.ieee_denormals;
+
+  // Thread `tid` of `nt` steps groups [begin, end) of the concatenated list:
+  // a balanced split of whole groups; any split gives the same bytes.
+  auto part = [&](int tid, int nt) {
+    const std::int64_t share = total / nt, extra = total % nt;
+    const std::int64_t begin = share * tid + (tid < extra ? tid : extra);
+    const std::int64_t end = begin + share + (tid < extra ? 1 : 0);
+    std::int64_t first = 0;  // global index of tensor i's first group
+    for (std::size_t i = 0; i < count && first < end; ++i) {
+      const std::int64_t groups = detail::group_count(tensors[i].size);
+      const std::int64_t lo = begin > first ? begin - first : 0;
+      const std::int64_t hi = end - first < groups ? end - first : groups;
+      if (lo < hi) run(sc, tensors[i], lo, hi, step_index, scalar);
+      first += groups;
+    }
+  };
+  auto body = [&](int tid, int nt) {
+    if (ieee) {
+      denormal_scope scope(false);
+      part(tid, nt);
+    } else {
+      part(tid, nt);
+    }
+  };
+
+#if defined(_OPENMP)
+  int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const std::int64_t useful = total / options.min_groups_per_thread;
+  if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    body(omp_get_thread_num(), omp_get_num_threads());
+    return status();
+  }
+#endif
+  body(0, 1);
+  return status();
+}
+
+}  // namespace flashoptim::cpu

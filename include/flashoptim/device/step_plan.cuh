@@ -1,0 +1,325 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The host API of the GPU step. A step_plan owns the device-resident table
+// of a list of tensors: it validates the list once (sizes, dtypes, null
+// pointers, alignment, overlaps within and across tensors), uploads the
+// table and sizes the persistent grid. Its trivially copyable view,
+// step_plan_ref, launches: step_async (host scalars, or device inputs for
+// graph capture), grad_stats_async, zero_states_async. Launches never
+// allocate, synchronize, copy host to device or throw; a bad call returns a
+// status that says what is wrong and writes nothing.
+//
+//   flashoptim::device::step_plan<Config> plan;
+//   FLASHOPTIM_RETURN_IF_ERROR(plan.build(tensors.data(), tensors.size()));
+//   ...
+//   FLASHOPTIM_RETURN_IF_ERROR(plan.step_async(hyper, {step}, stream));
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "flashoptim/device/table_validation.hpp"
+#include "flashoptim/device/tensor_desc.hpp"
+#include "flashoptim/kernel/grad_stats_kernel.cuh"
+#include "flashoptim/kernel/init_kernels.cuh"
+#include "flashoptim/kernel/step_kernel.cuh"
+#include "flashoptim/rule/step_args.hpp"
+#include "flashoptim/tuning/step_policy.hpp"
+
+namespace flashoptim::device {
+
+using kernel::device_inputs;
+using kernel::grad_stats;
+
+namespace detail {
+inline status cuda_status(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return status();
+  return status(status_code::cuda_error, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+template <class T>
+status check_device_scalar(const char* name, const T* p) {
+  if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0)
+    return status(status_code::misaligned, "device input %s at %p is not aligned to %zu bytes", name,
+                  static_cast<const void*>(p), alignof(T));
+  return status();
+}
+}  // namespace detail
+
+template <class Config, class Policy>
+class step_plan;
+
+/// A built plan, by value: what launches need. Valid while its step_plan lives.
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
+class step_plan_ref {
+ public:
+  using config = Config;
+  using policy = Policy;
+  using hyper = typename Config::hyper;
+
+  step_plan_ref() = default;
+
+  std::int64_t tensor_count() const { return table_.count; }
+  /// Units of Policy::unit_elements elements the tensors are cut into.
+  std::int64_t units() const { return table_.units; }
+  const kernel::table_view<Config>& table() const { return table_; }
+  /// Blocks of the persistent step grid.
+  int grid() const { return grid_; }
+  /// The same plan launched on another number of blocks (results are
+  /// bitwise independent of it; tests use this to show it).
+  step_plan_ref with_grid(int blocks) const {
+    step_plan_ref r = *this;
+    r.grid_ = blocks < 1 ? 1 : blocks;
+    return r;
+  }
+
+  /// One step with host scalars. Checks the hyperparameters and step_args
+  /// first; with a.skip set it returns without launching.
+  status step_async(const hyper& h, const step_args& a, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
+    if (a.skip || table_.units == 0) return status();
+    kernel::step_params<Config> p;
+    p.table = table_;
+    p.scalars = make_step_scalars<Config>(h, a);
+    p.step = static_cast<std::uint64_t>(a.step);
+    return detail::cuda_status(kernel::launch_step<Config, Policy, false>(p, grid_, stream), "step launch");
+  }
+
+  /// One step whose lr, step count, gradient multiplier and skip flag are
+  /// read from device memory where `in` points (null: the host value from h
+  /// and a). The step's scalars are computed on the device by the same
+  /// Rule::make_scalars, so a host call with the same values gives the same
+  /// bits. Capturable in a CUDA graph; replays see the current device values.
+  status step_async(const hyper& h, const step_args& a, const device_inputs& in, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("skip", in.skip));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("error", in.error));
+    if (a.skip || table_.units == 0) return status();
+    kernel::step_params<Config> p;
+    p.table = table_;
+    p.hyper = h;
+    p.host_step = a.step;
+    p.host_inv_grad_scale = a.inv_grad_scale;
+    p.inputs = in;
+    return detail::cuda_status(kernel::launch_step<Config, Policy, true>(p, grid_, stream), "step launch");
+  }
+
+  /// Writes *out (device memory): any non-finite gradient, and the sum of
+  /// squares of all gradients. Pass &out->non_finite as device_inputs::skip
+  /// to skip a step on overflow.
+  status grad_stats_async(grad_stats* out, cudaStream_t stream) const {
+    if (out == nullptr) return status(status_code::null_pointer, "grad_stats output is null");
+    if (reinterpret_cast<std::uintptr_t>(out) % alignof(grad_stats) != 0)
+      return status(status_code::misaligned, "grad_stats output at %p is not 8-byte aligned", static_cast<void*>(out));
+    return detail::cuda_status(
+        kernel::launch_grad_stats<Config, Policy::threads>(table_, workspace_, out, grid_stats_, stream),
+        "grad_stats launch");
+  }
+
+  /// Zeroes every state code and scale of every tensor: a fresh optimizer.
+  status zero_states_async(cudaStream_t stream) const {
+    if (table_.units == 0) return status();
+    kernel::zero_states_kernel<Config, tuning::elementwise_threads>
+        <<<grid_stats_, tuning::elementwise_threads, 0, stream>>>(table_);
+    return detail::cuda_status(cudaGetLastError(), "zero_states launch");
+  }
+
+ private:
+  friend class step_plan<Config, Policy>;
+  kernel::table_view<Config> table_{};
+  kernel::grad_stats_workspace workspace_{};
+  int grid_ = 0;
+  int grid_stats_ = 1;
+};
+
+/// Owns the device table of a list of tensors (cuCollections-style owning
+/// type; ref() is its view). Move-only.
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
+class step_plan {
+ public:
+  using ref_type = step_plan_ref<Config, Policy>;
+  using hyper = typename Config::hyper;
+
+  step_plan() = default;
+  step_plan(const step_plan&) = delete;
+  step_plan& operator=(const step_plan&) = delete;
+  step_plan(step_plan&& o) noexcept { swap(o); }
+  step_plan& operator=(step_plan&& o) noexcept {
+    if (this != &o) {
+      release();
+      swap(o);
+    }
+    return *this;
+  }
+  ~step_plan() { release(); }
+
+  /// Whether a list can be stepped: every check build() runs before it
+  /// touches the device (CUTLASS's can_implement). Host only.
+  static status can_implement(const tensor_ref<Config>* tensors, std::size_t count) {
+    return validate_tensor_list(tensors, count);
+  }
+  static status can_implement(const tensor_desc* descs, std::size_t count) {
+    std::vector<tensor_ref<Config>> refs;
+    return convert(descs, count, refs);
+  }
+
+  /// Validates, then uploads the table to the current device (synchronous:
+  /// this is set-up, not a step). On error the plan is left as it was.
+  status build(const tensor_ref<Config>* tensors, std::size_t count) {
+    FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count));
+    return upload(std::vector<tensor_ref<Config>>(tensors, tensors + count));
+  }
+  status build(const tensor_desc* descs, std::size_t count) {
+    std::vector<tensor_ref<Config>> refs;
+    FLASHOPTIM_RETURN_IF_ERROR(convert(descs, count, refs));
+    return upload(std::move(refs));
+  }
+
+  bool built() const { return memory_ != nullptr; }
+  const ref_type& ref() const { return ref_; }
+  /// The host copy of the tensors the table was built from.
+  const std::vector<tensor_ref<Config>>& tensors() const { return host_; }
+
+  status step_async(const hyper& h, const step_args& a, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.step_async(h, a, stream);
+  }
+  status step_async(const hyper& h, const step_args& a, const device_inputs& in, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.step_async(h, a, in, stream);
+  }
+  status grad_stats_async(grad_stats* out, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.grad_stats_async(out, stream);
+  }
+  status zero_states_async(cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.zero_states_async(stream);
+  }
+
+ private:
+  status check_built() const {
+    if (!built()) return status(status_code::invalid_argument, "step_plan used before build() succeeded");
+    return status();
+  }
+
+  static status convert(const tensor_desc* descs, std::size_t count, std::vector<tensor_ref<Config>>& refs) {
+    if (count > 0 && descs == nullptr) return status(status_code::null_pointer, "tensor list is null");
+    refs.resize(count);
+    for (std::size_t i = 0; i < count; ++i) FLASHOPTIM_RETURN_IF_ERROR(to_tensor_ref(i, descs[i], refs[i]));
+    return validate_tensor_list(refs.data(), count);
+  }
+
+  static std::size_t align_up(std::size_t x) { return (x + 255) / 256 * 256; }
+
+  status upload(std::vector<tensor_ref<Config>> tensors) {
+    constexpr int N = Policy::elements_per_thread;
+    const std::size_t count = tensors.size();
+    std::vector<kernel::table_entry<Config>> entries(count);
+    std::vector<std::int64_t> unit_begin(count + 1);
+    std::int64_t units = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      unit_begin[i] = units;
+      units += kernel::units_for(tensors[i].size, Policy::unit_elements);
+      entries[i].ref = tensors[i];
+      entries[i].vector_ok = kernel::vector_aligned<Config, N>(tensors[i]) ? 1u : 0u;
+    }
+    unit_begin[count] = units;
+
+    int dev = 0, sms = 0, occ_host = 0, occ_dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    FLASHOPTIM_RETURN_IF_ERROR(
+        detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"));
+    const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_host, kernel::step_kernel<Config, Policy, false>,
+                                                      Policy::threads, smem),
+        "occupancy query"));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_dev, kernel::step_kernel<Config, Policy, true>,
+                                                      Policy::threads, smem),
+        "occupancy query"));
+    const int per_sm = std::max(1, std::min({occ_host, occ_dev, tuning::step_max_blocks_per_sm}));
+    const std::int64_t grid = std::max<std::int64_t>(1, std::min<std::int64_t>(units, std::int64_t{sms} * per_sm));
+    const std::int64_t grid_stats = std::max<std::int64_t>(
+        1, std::min<std::int64_t>(units, std::int64_t{sms} * tuning::grad_stats_policy::blocks_per_sm));
+
+    // One allocation: entries | unit_begin | block sums | block flags | counter.
+    const std::size_t off_entries = 0;
+    const std::size_t off_units = align_up(off_entries + count * sizeof(kernel::table_entry<Config>));
+    const std::size_t off_sums = align_up(off_units + (count + 1) * sizeof(std::int64_t));
+    const std::size_t off_flags = align_up(off_sums + static_cast<std::size_t>(grid_stats) * sizeof(double));
+    const std::size_t off_done = align_up(off_flags + static_cast<std::size_t>(grid_stats) * sizeof(std::int32_t));
+    const std::size_t total = off_done + 256;
+    void* mem = nullptr;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaMalloc(&mem, total), "allocating the tensor table"));
+    char* base = static_cast<char*>(mem);
+    status st;
+    if (count > 0)
+      st = detail::cuda_status(
+          cudaMemcpy(base + off_entries, entries.data(), count * sizeof(entries[0]), cudaMemcpyHostToDevice),
+          "uploading the tensor table");
+    if (st.ok())
+      st = detail::cuda_status(cudaMemcpy(base + off_units, unit_begin.data(), (count + 1) * sizeof(std::int64_t),
+                                          cudaMemcpyHostToDevice),
+                               "uploading the tensor table");
+    if (st.ok()) st = detail::cuda_status(cudaMemset(base + off_done, 0, 256), "clearing the workspace");
+    if (!st.ok()) {
+      cudaFree(mem);
+      return st;
+    }
+
+    release();
+    memory_ = mem;
+    device_ = dev;
+    host_ = std::move(tensors);
+    ref_ = ref_type{};
+    ref_.table_.entries = reinterpret_cast<const kernel::table_entry<Config>*>(base + off_entries);
+    ref_.table_.unit_begin = reinterpret_cast<const std::int64_t*>(base + off_units);
+    ref_.table_.count = static_cast<std::int64_t>(count);
+    ref_.table_.units = units;
+    ref_.table_.unit_elements = Policy::unit_elements;
+    ref_.workspace_.block_sums = reinterpret_cast<double*>(base + off_sums);
+    ref_.workspace_.block_flags = reinterpret_cast<std::int32_t*>(base + off_flags);
+    ref_.workspace_.done = reinterpret_cast<unsigned int*>(base + off_done);
+    ref_.grid_ = static_cast<int>(grid);
+    ref_.grid_stats_ = static_cast<int>(grid_stats);
+    return status();
+  }
+
+  void release() {
+    if (memory_ != nullptr) {
+      int prev = 0;
+      cudaGetDevice(&prev);
+      if (prev != device_) cudaSetDevice(device_);
+      cudaFree(memory_);
+      if (prev != device_) cudaSetDevice(prev);
+    }
+    memory_ = nullptr;
+    host_.clear();
+    ref_ = ref_type{};
+  }
+
+  void swap(step_plan& o) noexcept {
+    std::swap(memory_, o.memory_);
+    std::swap(device_, o.device_);
+    std::swap(ref_, o.ref_);
+    std::swap(host_, o.host_);
+  }
+
+  void* memory_ = nullptr;
+  int device_ = -1;
+  ref_type ref_{};
+  std::vector<tensor_ref<Config>> host_;
+};
+
+}  // namespace flashoptim::device

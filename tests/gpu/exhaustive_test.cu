@@ -1,0 +1,327 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Device == host over every input (TESTING.md C1/C4 on the GPU): the format
+// conversions that use CUDA intrinsics on the device (cvt.rn.bf16, cvt f16,
+// cvt satfinite e4m3/e5m2), the master-weight modes' encode and decode, the
+// kernel's shared-memory tables, and the device computation of step
+// scalars. Each input's output is hashed with its index into a 64-bit sum
+// (order-independent, so the GPU adds with atomics); a chunk whose sums
+// differ is bisected down to the first differing input. Decoded fp32 NaNs
+// are compared as "a NaN": the device's arithmetic returns the canonical
+// NaN where the host's keeps a payload, and every store canonicalizes.
+#include <omp.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "common/data.hpp"
+#include "flashoptim/kernel/code_tables.cuh"
+#include "gpu_harness.hpp"
+
+using namespace gpu_test;
+
+namespace {
+
+FLASHOPTIM_HOST_DEVICE inline std::uint64_t mix(std::uint64_t i, std::uint64_t v) {
+  std::uint64_t z = v ^ (i * 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct no_tables {
+  static constexpr std::size_t shared_bytes = 0;
+  __device__ static void prepare() {}
+};
+
+template <class F>
+__global__ void sum_kernel(std::uint64_t begin, std::uint64_t count, unsigned long long* sum) {
+  F::prepare();
+  __syncthreads();
+  unsigned long long s = 0;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < count; k += stride)
+    s += mix(begin + k, F::eval(begin + k));
+  atomicAdd(sum, s);
+}
+
+template <class F>
+__global__ void value_kernel(std::uint64_t begin, std::uint64_t count, std::uint64_t* out) {
+  F::prepare();
+  __syncthreads();
+  for (std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < count;
+       k += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    out[k] = F::eval(begin + k);
+}
+
+template <class F>
+std::uint64_t device_sum(std::uint64_t begin, std::uint64_t count) {
+  static device_bytes mem(8);
+  GPU_CHECK(cudaMemset(mem.ptr, 0, 8));
+  sum_kernel<F><<<132 * 8, 256, F::shared_bytes>>>(begin, count, reinterpret_cast<unsigned long long*>(mem.ptr));
+  GPU_CHECK(cudaGetLastError());
+  std::uint64_t s = 0;
+  GPU_CHECK(cudaMemcpy(&s, mem.ptr, 8, cudaMemcpyDeviceToHost));
+  return s;
+}
+
+template <class F>
+std::uint64_t host_sum(std::uint64_t begin, std::uint64_t count) {
+  unsigned long long s = 0;
+  const long long n = static_cast<long long>(count);
+#pragma omp parallel for reduction(+ : s) schedule(static)
+  for (long long k = 0; k < n; ++k) s += mix(begin + k, F::eval(begin + k));
+  return s;
+}
+
+/// First input in [begin, begin + count) where device and host differ.
+template <class F>
+std::uint64_t bisect(std::uint64_t begin, std::uint64_t count) {
+  while (count > 65536) {
+    const std::uint64_t half = count / 2;
+    if (device_sum<F>(begin, half) != host_sum<F>(begin, half)) {
+      count = half;
+    } else {
+      begin += half;
+      count -= half;
+    }
+  }
+  device_bytes out(count * 8);
+  value_kernel<F><<<64, 256, F::shared_bytes>>>(begin, count, reinterpret_cast<std::uint64_t*>(out.ptr));
+  std::vector<std::uint64_t> got(count);
+  GPU_CHECK(cudaMemcpy(got.data(), out.ptr, count * 8, cudaMemcpyDeviceToHost));
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t want = F::eval(begin + k);
+    if (got[k] != want) {
+      std::printf("  first difference at input 0x%" PRIx64 ": device 0x%" PRIx64 " host 0x%" PRIx64 "\n", begin + k,
+                  got[k], want);
+      return begin + k;
+    }
+  }
+  return ~0ull;
+}
+
+/// Every input of [0, total), in chunks.
+template <class F>
+void sweep(const char* name, std::uint64_t total) {
+  const std::uint64_t chunk = std::uint64_t{1} << 30;
+  int bad_chunks = 0;
+  for (std::uint64_t b = 0; b < total; b += chunk) {
+    const std::uint64_t c = total - b < chunk ? total - b : chunk;
+    if (device_sum<F>(b, c) != host_sum<F>(b, c)) {
+      ++bad_chunks;
+      std::printf("%s: chunk at 0x%" PRIx64 " differs\n", name, b);
+      bisect<F>(b, c);
+    }
+  }
+  INFO(name);
+  CHECK(bad_chunks == 0);
+}
+
+inline constexpr std::uint64_t all32 = std::uint64_t{1} << 32;
+
+template <class T>
+struct rne : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const T v = format::from_float<T>(format::float_from_bits(static_cast<std::uint32_t>(i)));
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    return b;
+  }
+};
+
+/// Stochastic rounding is the same generic code on both sides: every 4th
+/// fp32 pattern (all exponents and signs) with hashed random bits.
+template <class T>
+struct stochastic : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const std::uint32_t r = static_cast<std::uint32_t>(mix(i, 12345));
+    const T v = format::from_float<T>(format::float_from_bits(static_cast<std::uint32_t>(i * 4 + (i >> 28))),
+                                      format::rounding::stochastic, r);
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    return b;
+  }
+};
+
+template <class T>
+struct widen : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    T v;
+    const auto bits = static_cast<decltype(v.bits)>(i);
+    std::memcpy(&v, &bits, sizeof v);
+    return format::bits_of(format::canonicalize_nan(format::to_float(v)));
+  }
+};
+
+template <class M>
+struct master_encode : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename M::param_type p;
+    typename M::aux_type a{};
+    M::encode(format::float_from_bits(static_cast<std::uint32_t>(i)), p, a);
+    std::uint64_t pb = 0, ab = 0;
+    std::memcpy(&pb, &p, sizeof p);
+    if constexpr (storage_bytes<typename M::aux_type> != 0) std::memcpy(&ab, &a, sizeof a);
+    return pb | (ab << 32);
+  }
+};
+
+/// decode over all (param, aux) pairs: i = param bits | aux bits << 16.
+template <class M>
+struct master_decode : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename M::param_type p;
+    typename M::aux_type a;
+    const std::uint16_t pb = static_cast<std::uint16_t>(i);
+    std::memcpy(&p, &pb, sizeof p);
+    const std::uint16_t ab = static_cast<std::uint16_t>(i >> 16);
+    std::memcpy(&a, &ab, sizeof a);
+    return format::bits_of(format::canonicalize_nan(M::decode(p, a)));
+  }
+};
+
+/// The kernel's tabulated decode (shared-memory fraction table) on the
+/// device against the host's Master::decode.
+template <class M>
+struct tabulated_decode {
+  using T = kernel::tabulated_master<M, 0>;
+  static constexpr std::size_t shared_bytes = kernel::table_entries * sizeof(float);
+  __device__ static void prepare() {
+    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) kernel::shared_tables()[b] = T::entry(b);
+  }
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename M::param_type p;
+    const std::uint16_t pb = static_cast<std::uint16_t>(i);
+    std::memcpy(&p, &pb, sizeof p);
+    const auto a = static_cast<std::int8_t>(static_cast<std::uint8_t>(i >> 16));
+    return format::bits_of(format::canonicalize_nan(T::decode(p, a)));
+  }
+};
+
+/// A tabulated codec's table entries and decodes against code_value.
+template <class Codec>
+struct tabulated_codec_decode {
+  using T = kernel::tabulated_codec<Codec, 1>;
+  static constexpr std::size_t shared_bytes = 2 * kernel::table_entries * sizeof(float);
+  __device__ static void prepare() {
+    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x)
+      kernel::shared_tables()[kernel::table_entries + b] = T::entry(b);
+  }
+  /// i = code byte | scale bits << 8 (scales from a hash of i)
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename Codec::code_type q[1];
+    const unsigned char b = static_cast<unsigned char>(i);
+    std::memcpy(&q[0], &b, 1);
+    // finite non-negative scales: a NaN scale's payload is not a value
+    const std::uint32_t sbits = static_cast<std::uint32_t>(mix(i >> 8, 7)) & (sizeof(typename Codec::scale_type) == 4 ? 0x3fffffffu : 0x7bffu);
+    typename Codec::scale_type s;
+    std::memcpy(&s, &sbits, sizeof s);
+    float out[1];
+    T::decode_tile(q, s, out);
+    return format::bits_of(format::canonicalize_nan(out[0]));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fp32 -> bf16 / fp16 / fp8, all 2^32 inputs, device == host") {
+  sweep<rne<bf16>>("bf16 rne", all32);
+  sweep<rne<fp16>>("fp16 rne", all32);
+  sweep<rne<fp8_e4m3>>("e4m3 rne", all32);
+  sweep<rne<fp8_e5m2>>("e5m2 rne", all32);
+  sweep<stochastic<bf16>>("bf16 stochastic", all32 / 4);
+  sweep<stochastic<fp16>>("fp16 stochastic", all32 / 4);
+  sweep<widen<bf16>>("bf16 -> fp32", 1 << 16);
+  sweep<widen<fp16>>("fp16 -> fp32", 1 << 16);
+  sweep<widen<fp8_e4m3>>("e4m3 -> fp32", 256);
+  sweep<widen<fp8_e5m2>>("e5m2 -> fp32", 256);
+}
+
+TEST_CASE("master modes, encode over all 2^32 fp32 inputs and decode over all pairs, device == host") {
+  using namespace flashoptim::codec;
+  sweep<master_encode<ulp_correction<bf16, std::int8_t>>>("ulp bf16+int8 encode", all32);
+  sweep<master_encode<ulp_correction<bf16, std::int16_t>>>("ulp bf16+int16 encode", all32);
+  sweep<master_encode<ulp_correction<fp16, std::int8_t>>>("ulp fp16+int8 encode", all32);
+  sweep<master_encode<ulp_correction<fp16, std::int16_t>>>("ulp fp16+int16 encode", all32);
+  sweep<master_encode<exact_split>>("exact_split encode", all32);
+  sweep<master_encode<fp32_master<bf16>>>("fp32_master encode", all32);
+  sweep<master_decode<ulp_correction<bf16, std::int8_t>>>("ulp bf16+int8 decode", 1 << 24);
+  sweep<master_decode<ulp_correction<fp16, std::int8_t>>>("ulp fp16+int8 decode", 1 << 24);
+  sweep<master_decode<ulp_correction<bf16, std::int16_t>>>("ulp bf16+int16 decode", all32);
+  sweep<master_decode<ulp_correction<fp16, std::int16_t>>>("ulp fp16+int16 decode", all32);
+  sweep<master_decode<exact_split>>("exact_split decode", all32);
+}
+
+TEST_CASE("the kernel's shared-memory tables decode as the host does") {
+  using namespace flashoptim::codec;
+  sweep<tabulated_decode<ulp_correction<bf16, std::int8_t>>>("tabulated ulp bf16+int8 decode", 1 << 24);
+  sweep<tabulated_decode<ulp_correction<fp16, std::int8_t>>>("tabulated ulp fp16+int8 decode", 1 << 24);
+  sweep<tabulated_codec_decode<defaults::momentum>>("defaults::momentum", 1 << 24);
+  sweep<tabulated_codec_decode<defaults::second_moment>>("defaults::second_moment", 1 << 24);
+  sweep<tabulated_codec_decode<reference::momentum>>("reference::momentum", 1 << 24);
+  sweep<tabulated_codec_decode<reference::second_moment>>("reference::second_moment", 1 << 24);
+  sweep<tabulated_codec_decode<precision::fp8_momentum>>("fp8 momentum", 1 << 24);
+  sweep<tabulated_codec_decode<precision::fp8_second_moment>>("fp8 second moment", 1 << 24);
+}
+
+namespace {
+template <class Rule>
+__global__ void scalars_kernel(const typename Rule::hyper* h, const double* lr, const std::int64_t* step,
+                               const double* inv, typename Rule::scalars* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = Rule::make_scalars(h[i], lr[i], step[i], inv[i]);
+}
+
+template <class Rule>
+void check_scalars(testdata::generator& gen) {
+  const int n = 20000;
+  std::vector<typename Rule::hyper> h(n);
+  std::vector<double> lr(n), inv(n);
+  std::vector<std::int64_t> step(n);
+  for (int i = 0; i < n; ++i) {
+    if constexpr (std::is_same<Rule, rule::adamw>::value || std::is_same<Rule, rule::lion>::value) {
+      h[i].beta1 = gen.uniform();
+      h[i].beta2 = gen.uniform();
+    }
+    if constexpr (std::is_same<Rule, rule::sgd>::value) {
+      h[i].momentum = gen.uniform();
+      h[i].dampening = gen.uniform();
+    }
+    h[i].weight_decay = gen.uniform() * 0.2;
+    h[i].decouple_lr = i % 3 == 0;
+    h[i].initial_lr = 1e-3 + gen.uniform();
+    lr[i] = std::ldexp(gen.uniform(), -static_cast<int>(gen.u32() % 20));
+    step[i] = 1 + static_cast<std::int64_t>(gen.u32() % (i % 2 ? 100 : 10000000));
+    inv[i] = std::ldexp(1.0 + gen.uniform(), -static_cast<int>(gen.u32() % 30));
+  }
+  device_bytes dh(n * sizeof(h[0])), dlr(n * 8), dstep(n * 8), dinv(n * 8),
+      dout(n * sizeof(typename Rule::scalars));
+  GPU_CHECK(cudaMemcpy(dh.ptr, h.data(), dh.bytes, cudaMemcpyHostToDevice));
+  GPU_CHECK(cudaMemcpy(dlr.ptr, lr.data(), dlr.bytes, cudaMemcpyHostToDevice));
+  GPU_CHECK(cudaMemcpy(dstep.ptr, step.data(), dstep.bytes, cudaMemcpyHostToDevice));
+  GPU_CHECK(cudaMemcpy(dinv.ptr, inv.data(), dinv.bytes, cudaMemcpyHostToDevice));
+  scalars_kernel<Rule><<<(n + 255) / 256, 256>>>(
+      reinterpret_cast<const typename Rule::hyper*>(dh.ptr), reinterpret_cast<const double*>(dlr.ptr),
+      reinterpret_cast<const std::int64_t*>(dstep.ptr), reinterpret_cast<const double*>(dinv.ptr),
+      reinterpret_cast<typename Rule::scalars*>(dout.ptr), n);
+  std::vector<typename Rule::scalars> got(n);
+  GPU_CHECK(cudaMemcpy(got.data(), dout.ptr, dout.bytes, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto want = Rule::make_scalars(h[i], lr[i], step[i], inv[i]);
+    // Compare the float members (padding after bools is not a value).
+    bad += std::memcmp(&want, &got[i], offsetof(typename Rule::scalars, inv_grad_scale) + sizeof(float)) != 0;
+  }
+  INFO(Rule::name);
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("step scalars computed on the device are the host's") {
+  testdata::generator gen(99);
+  check_scalars<rule::adamw>(gen);
+  check_scalars<rule::sgd>(gen);
+  check_scalars<rule::lion>(gen);
+}

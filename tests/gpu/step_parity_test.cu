@@ -1,0 +1,166 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// GPU == CPU, bit for bit (TESTING.md C5 on the GPU, C16, C20): every
+// configuration of tests/common/configs.hpp is stepped by the device plan
+// and by cpu::step_serial on identical bytes, and every byte of every
+// buffer (padding sentinels included) is compared after every step.
+#include "common/configs.hpp"
+#include "gpu_harness.hpp"
+
+using namespace gpu_test;
+namespace tc = testconfigs;
+
+namespace {
+
+template <class Config>
+typename Config::hyper default_hyper() {
+  typename Config::hyper h;
+  if constexpr (std::is_same<typename Config::rule, rule::sgd>::value ||
+                std::is_same<typename Config::rule, rule::sgdw>::value) {
+    h.lr = 0.05;
+    h.momentum = Config::state0::stores_state ? 0.9 : 0.0;
+    h.weight_decay = 0.01;
+  } else if constexpr (std::is_same<typename Config::rule, rule::lion>::value) {
+    h.lr = 1e-3;
+    h.weight_decay = 0.1;
+  } else {
+    h.lr = 1e-2;
+    h.weight_decay = 0.1;
+  }
+  return h;
+}
+
+/// Steps `sizes` as one plan for `steps` steps; compares after every step.
+template <class Config>
+void check_parity(const typename Config::hyper& h, const std::vector<std::int64_t>& sizes, int steps,
+                  std::uint64_t seed, bool non_finite = false, int grid = 0) {
+  tensor_set<Config> ts;
+  ts.allocate(sizes);
+  testdata::generator gen(seed);
+  ts.init(gen);
+  ts.upload();
+  device::step_plan<Config> plan;
+  const auto refs = ts.refs(true);
+  STATUS_OK(plan.build(refs.data(), refs.size()));
+  const auto r = grid > 0 ? plan.ref().with_grid(grid) : plan.ref();
+  for (int s = 1; s <= steps; ++s) {
+    ts.fill_grads(gen, 1.0f, 0.05, non_finite);
+    ts.upload(s_grad);
+    step_args a;
+    a.step = s;
+    STATUS_OK(cpu_step(ts, h, a));
+    STATUS_OK(r.step_async(h, a, nullptr));
+    GPU_CHECK(cudaDeviceSynchronize());
+    std::string where;
+    const bool same = ts.same(where);
+    INFO("step ", s, ": ", where);
+    REQUIRE(same);
+  }
+}
+
+template <class Config>
+void parity_suite(const char* name) {
+  INFO("config ", name);
+  const auto h = default_hyper<Config>();
+  check_parity<Config>(h, {1, 33, 1025, 278011, 0}, 12, 11);  // an empty tensor last (C16)
+  check_parity<Config>(h, {1, 33, 1025}, 100, 12);
+  check_parity<Config>(h, {4097, 65}, 5, 13, /*non_finite=*/true);
+}
+
+}  // namespace
+
+#define PARITY_CASE(cfg) \
+  TEST_CASE("parity " #cfg) { parity_suite<tc::cfg>(#cfg); }
+
+PARITY_CASE(sgd_plain)
+PARITY_CASE(sgd_momentum)
+PARITY_CASE(sgdw_momentum)
+PARITY_CASE(adam_default)
+PARITY_CASE(adamw_default)
+PARITY_CASE(lion_default)
+PARITY_CASE(adamw_fp32_native)
+PARITY_CASE(adamw_bf16_native)
+PARITY_CASE(adamw_fp16_native)
+PARITY_CASE(adamw_bf16_master)
+PARITY_CASE(adamw_fp16_master)
+PARITY_CASE(adamw_ulp16)
+PARITY_CASE(adamw_fp16_ulp8)
+PARITY_CASE(adamw_fp16_ulp16)
+PARITY_CASE(adamw_exact)
+PARITY_CASE(adamw_fp32_grad)
+PARITY_CASE(adamw_reference)
+PARITY_CASE(adamw_fp32_states)
+PARITY_CASE(adamw_bf16_states)
+PARITY_CASE(adamw_bf16_sr_states)
+PARITY_CASE(adamw_fp16_states)
+PARITY_CASE(adamw_fp16_sr_states)
+PARITY_CASE(adamw_fp8_states)
+PARITY_CASE(adamw_mixed_states)
+PARITY_CASE(lion_fp32)
+PARITY_CASE(lion_reference)
+PARITY_CASE(sgd_fp16_master)
+PARITY_CASE(sgdw_exact_fp8)
+PARITY_CASE(adam_fp16_reference)
+PARITY_CASE(adamw_sr_codes)
+
+TEST_CASE("parity: SGD hyperparameter variants (momentum, nesterov, dampening, decay)") {
+  using C = tc::sgd_momentum;
+  using CW = tc::sgdw_momentum;
+  struct variant {
+    double momentum, dampening, wd;
+    bool nesterov;
+  };
+  for (const variant v : {variant{0.9, 0.0, 0.0, false}, variant{0.9, 0.5, 0.01, false}, variant{0.9, 0.0, 0.01, true},
+                          variant{0.5, 0.0, 0.1, true}}) {
+    CAPTURE(v.momentum);
+    CAPTURE(v.dampening);
+    CAPTURE(v.nesterov);
+    C::hyper h;
+    h.lr = 0.05, h.momentum = v.momentum, h.dampening = v.dampening, h.weight_decay = v.wd, h.nesterov = v.nesterov;
+    check_parity<C>(h, {33, 1025}, 10, 21);
+    CW::hyper hw;
+    hw.lr = 0.05, hw.momentum = v.momentum, hw.dampening = v.dampening, hw.weight_decay = v.wd,
+    hw.nesterov = v.nesterov;
+    check_parity<CW>(hw, {33, 1025}, 10, 22);
+  }
+  tc::adamw_default::hyper ha;
+  ha.decouple_lr = true;
+  ha.initial_lr = 2e-3;
+  check_parity<tc::adamw_default>(ha, {1025}, 5, 23);
+}
+
+TEST_CASE("determinism across grid sizes and single vs multi-tensor (C20)") {
+  using C = tc::adamw_sr_codes;  // stochastic rounding: the key must be the element's index in its tensor
+  const auto h = default_hyper<C>();
+  for (int grid : {1, 3, 7, 64, 1000}) {
+    CAPTURE(grid);
+    check_parity<C>(h, {5000, 1, 40000, 31, 0, 4096}, 3, 31, false, grid);
+  }
+  // Each tensor alone in its own plan gives the bytes the shared plan gives
+  // (both equal the CPU's, which steps tensors independently).
+  for (std::int64_t n : {5000, 1, 40000, 31, 4096}) check_parity<C>(h, {n}, 3, 32);
+}
+
+TEST_CASE("100,000 tensors in one launch") {
+  using C = tc::adamw_default;
+  testdata::generator sizes_gen(41);
+  std::vector<std::int64_t> sizes(100000);
+  for (auto& n : sizes) n = static_cast<std::int64_t>(sizes_gen.u32() % 300);
+  sizes[5] = 0;
+  sizes.back() = 0;
+  check_parity<C>(default_hyper<C>(), sizes, 2, 42);
+}
+
+TEST_CASE("N = 0 and N = 1, empty lists (C16)") {
+  using C = tc::adamw_default;
+  const auto h = default_hyper<C>();
+  check_parity<C>(h, {0}, 2, 51);
+  check_parity<C>(h, {1}, 3, 52);
+  check_parity<C>(h, {0, 0, 1, 0}, 3, 53);
+  device::step_plan<C> plan;
+  STATUS_OK(plan.build(static_cast<const tensor_ref<C>*>(nullptr), 0));
+  step_args a;
+  STATUS_OK(plan.step_async(h, a, nullptr));
+  GPU_CHECK(cudaDeviceSynchronize());
+}
