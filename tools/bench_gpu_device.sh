@@ -5,14 +5,24 @@
 # One full GPU round on a machine with an H200 (or any sm_90 GPU): every GPU
 # test, compute-sanitizer memcheck and racecheck on small cases, the step
 # benchmark with torch's fused AdamW beside it, and BENCHMARKS.md.
-#   BIN=<folder with the built executables> OUT=<log folder> tools/bench_gpu_device.sh [tests|bench|all]
+#   BIN=<folder with the built executables> OUT=<log folder> tools/bench_gpu_device.sh [tests] [sanitize] [bench]
 # BIN defaults to build/gpu's layout; LD_LIBRARY_PATH may point at $BIN/lib
 # for libbenchmark / libgomp when the binaries were built elsewhere.
 set -u
 BIN=${BIN:-build/gpu}
-OUT=${OUT:-out}
-WHAT=${1:-all}
-mkdir -p "$OUT"
+FINAL=${OUT:-out}
+WHAT=${*:-tests sanitize bench}
+# Logs go to a work folder, packed into $FINAL/logs.tgz after every stage
+# (so a run cut short still returns what it did), with the summary and
+# BENCHMARKS.md beside it.
+OUT=${WORK:-/tmp/flashoptim_gpu_round}
+mkdir -p "$OUT" "$FINAL"
+pack() {
+  tar czf "$FINAL/logs.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")" 2> /dev/null
+  cp "$OUT/summary.txt" "$FINAL/" 2> /dev/null
+  [ -f "$OUT/BENCHMARKS.md" ] && cp "$OUT/BENCHMARKS.md" "$FINAL/"
+  [ -f "$OUT/bench_gpu.json" ] && cp "$OUT/bench_gpu.json" "$FINAL/"
+}
 if [ -d "$BIN/lib" ]; then export LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}"; fi
 find_bin() { if [ -x "$BIN/$1" ]; then echo "$BIN/$1"; else find "$BIN" -name "$1" -type f | head -1; fi; }
 summary="$OUT/summary.txt"
@@ -31,38 +41,51 @@ run_test() {  # name, timeout, args...
   note "$name: rc=$rc ($((SECONDS - start)) s) $(grep -E '^\[doctest\] (test cases|assertions)' "$OUT/$name.log" | tr '\n' ' ')"
 }
 
-if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
+do_tests() {
   run_test test_device_api_cpu 60
   # The exhaustive sweeps keep the CPU busy; the parity tests mostly wait on it.
-  run_test test_gpu_exhaustive 240 &
+  run_test test_gpu_exhaustive 200 &
   ex=$!
-  run_test test_gpu_step_inputs 240
-  run_test test_gpu_step_parity 300
+  run_test test_gpu_step_inputs 120
+  run_test test_gpu_step_parity 200
   wait $ex
-  run_test test_gpu_huge 180
+  run_test test_gpu_huge 90
+}
+
+do_sanitize() {
   if command -v compute-sanitizer > /dev/null; then
     start=$SECONDS
-    timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin test_gpu_step_inputs)" \
+    timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin test_gpu_step_inputs)" \
       -tc="skip*,device inputs*,bad inputs*,gradient statistics*" > "$OUT/memcheck.log" 2>&1
     note "memcheck (step_inputs: skip, device inputs, bad inputs, grad stats): rc=$? ($((SECONDS - start)) s) $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
     start=$SECONDS
-    timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin test_gpu_step_parity)" \
+    timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin test_gpu_step_parity)" \
       -tc="N = 0*,parity adamw_fp8_states,parity sgd_plain" > "$OUT/memcheck_parity.log" 2>&1
     note "memcheck (parity: N=0/1, fp8 states, sgd plain): rc=$? ($((SECONDS - start)) s) $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_parity.log" | tail -1)"
     start=$SECONDS
-    timeout 150 compute-sanitizer --tool racecheck --error-exitcode 3 "$(find_bin test_gpu_step_inputs)" \
+    timeout 100 compute-sanitizer --tool racecheck --error-exitcode 3 "$(find_bin test_gpu_step_inputs)" \
       -tc="skip*,device inputs*,gradient statistics*" > "$OUT/racecheck.log" 2>&1
     note "racecheck (step_inputs: skip, device inputs, grad stats): rc=$? ($((SECONDS - start)) s) $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
   else
     note "compute-sanitizer: not found"
   fi
-fi
+}
 
-if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
+do_bench() {
   start=$SECONDS
   PYTHONUNBUFFERED=1 timeout 300 python3 tools/bench_report.py --bench "$(find_bin bench_gpu_step)" \
     --out "$OUT/BENCHMARKS.md" --json "$OUT/bench_gpu.json" --torch-json "$OUT/torch.json" > "$OUT/bench_table.txt" 2> "$OUT/bench.log"
   note "bench: rc=$? ($((SECONDS - start)) s)"
   cat "$OUT/bench_table.txt" >> "$summary"
-fi
+}
+
+for w in $WHAT; do
+  case $w in
+    tests) do_tests ;;
+    sanitize) do_sanitize ;;
+    bench) do_bench ;;
+    *) note "unknown step $w" ;;
+  esac
+  pack
+done
 cat "$summary"

@@ -166,8 +166,11 @@ struct workspace {
       r.seed = i + 1;
       refs.push_back(r);
     }
-    // The arenas are contiguous: initialize each as one array.
-    const std::int64_t n = off[0] / static_cast<std::int64_t>(eb[0]);
+    // The arenas are contiguous: initialize each as one array (as many
+    // elements as the smallest of the three holds).
+    std::int64_t n = off[0] / static_cast<std::int64_t>(eb[0]);
+    if (eb[1]) n = std::min<std::int64_t>(n, off[1] / static_cast<std::int64_t>(eb[1]));
+    n = std::min<std::int64_t>(n, off[2] / static_cast<std::int64_t>(eb[2]));
     init_kernel<Config><<<132 * 8, 256>>>(n, reinterpret_cast<typename Config::param_type*>(base[0]),
                                           reinterpret_cast<typename Config::aux_type*>(base[1]),
                                           reinterpret_cast<typename Config::grad_type*>(base[2]));

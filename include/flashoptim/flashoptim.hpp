@@ -23,6 +23,7 @@
 #include "flashoptim/layout/bytes.hpp"
 #include "flashoptim/rule/adam.hpp"
 #include "flashoptim/rule/config.hpp"
+#include "flashoptim/rule/erased.hpp"
 #include "flashoptim/rule/lion.hpp"
 #include "flashoptim/rule/scalars.hpp"
 #include "flashoptim/rule/sgd.hpp"

@@ -57,8 +57,7 @@ template <class Config>
 status step_serial(const typename Config::hyper& h, const step_args& a, const tensor_ref<Config>* tensors,
                    std::size_t count) {
   FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
-  if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
-  for (std::size_t i = 0; i < count; ++i) FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, tensors[i]));
+  FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(tensors, count));
   if (a.skip) return status();
   const auto sc = make_step_scalars<Config>(h, a);
   for (std::size_t i = 0; i < count; ++i) {

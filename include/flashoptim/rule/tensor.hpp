@@ -7,7 +7,9 @@
 // device table) to the GPU kernel.
 #pragma once
 
+#include <algorithm>
 #include <cinttypes>
+#include <vector>
 
 #include "flashoptim/codec/state.hpp"
 #include "flashoptim/format/dtype.hpp"
@@ -88,6 +90,56 @@ status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with
       if (a.begin < b.end && b.begin < a.end)
         return status(status_code::aliasing, "tensor %zu: %s and %s overlap", index, a.name, b.name);
     }
+  }
+  return status();
+}
+
+/// Checks every tensor of a list, then that no buffer written by the step
+/// overlaps any other buffer of the list (O(k log k) in the number of
+/// buffers; allocates, so plans run it once, not per step).
+template <class Config>
+status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count) {
+  if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
+  struct span {
+    std::uintptr_t begin, end;
+    std::size_t tensor;
+    const char* name;
+    bool written;
+  };
+  std::vector<span> spans;
+  spans.reserve(count * 7);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& t = tensors[i];
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, t));
+    const std::int64_t n = t.size;
+    auto add = [&](const void* p, std::size_t bytes, const char* name, bool written) {
+      if (p != nullptr && bytes > 0) {
+        const auto b = reinterpret_cast<std::uintptr_t>(p);
+        spans.push_back({b, b + bytes, i, name, written});
+      }
+    };
+    using R = tensor_ref<Config>;
+    add(t.param, static_cast<std::size_t>(n) * sizeof(typename R::param_type), "param", true);
+    add(t.aux, static_cast<std::size_t>(n) * storage_bytes<typename R::aux_type>, "correction", true);
+    add(t.grad, static_cast<std::size_t>(n) * sizeof(typename R::grad_type), "grad", false);
+    add(t.code0, static_cast<std::size_t>(n) * storage_bytes<typename R::code0_type>, "state0", true);
+    add(t.scale0, static_cast<std::size_t>(codec::scale_count<typename Config::state0>(n)) *
+                      storage_bytes<typename R::scale0_type>, "state0 scales", true);
+    add(t.code1, static_cast<std::size_t>(n) * storage_bytes<typename R::code1_type>, "state1", true);
+    add(t.scale1, static_cast<std::size_t>(codec::scale_count<typename Config::state1>(n)) *
+                      storage_bytes<typename R::scale1_type>, "state1 scales", true);
+  }
+  std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
+  // sweep: keep the written span reaching furthest and the span reaching furthest
+  const span* reach = nullptr;
+  const span* reach_written = nullptr;
+  for (const span& s : spans) {
+    const span* other = s.written ? reach : reach_written;
+    if (other != nullptr && other->end > s.begin)
+      return status(status_code::aliasing, "tensor %zu %s overlaps tensor %zu %s", other->tensor, other->name, s.tensor,
+                    s.name);
+    if (reach == nullptr || s.end > reach->end) reach = &s;
+    if (s.written && (reach_written == nullptr || s.end > reach_written->end)) reach_written = &s;
   }
   return status();
 }

@@ -349,6 +349,8 @@ struct vstate_no_scale {
     return {};
   }
   FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf) { return acc; }
+  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(0); }
+  FLASHOPTIM_CPU_FN static bool has_sentinel(vi) { return false; }
   template <class S>
   FLASHOPTIM_CPU_FN static norm store_scale(std::int32_t, S*) {
     return {};
@@ -357,14 +359,14 @@ struct vstate_no_scale {
 
 template <>
 struct vstate<codec::none> : vstate_no_scale {
-  FLASHOPTIM_CPU_FN static vf decode(const none_t*, scale_value, vm&) { return ops::set1(0.0f); }
+  FLASHOPTIM_CPU_FN static vf decode(const none_t*, scale_value, vi&) { return ops::set1(0.0f); }
   FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, vm&) { return x; }
   FLASHOPTIM_CPU_FN static void encode(vf, const norm&, none_t*, std::uint64_t, std::uint64_t, std::uint64_t) {}
 };
 
 template <class T, format::rounding R>
 struct vstate<codec::plain<T, R>> : vstate_no_scale {
-  FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value, vm&) { return velem<T>::load_value(q); }
+  FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value, vi&) { return velem<T>::load_value(q); }
   FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, vm& bad) {
     bad = ops::mor(bad, ops::nonfinite(x));
     return x;
@@ -398,6 +400,12 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// stays within [-127, 127]. A stochastic offset just below 1 can round
   /// qmax + u up to qmax + 1, so that mode keeps it.
   static constexpr bool clamps = R == codec::code_rounding::stochastic || (!Code::is_signed && !is_sqrt);
+  /// apply_reciprocal's clamp of n to [-1, 1] cannot change a code either:
+  /// t * RN(1/s) exceeds 1 by at most 2^-23 for |t| <= s, so y <= 1 + 2^-22
+  /// and floor(qmax * y + 0.5) is still qmax (and -qmax below); stochastic
+  /// offsets reach qmax + 1 either way, which the code clamp then takes back.
+  /// Only the sign of a clamped value could matter, and it is kept.
+  static constexpr bool clamps_n = false;
 
   using scale_value = vf;
   struct norm {
@@ -407,10 +415,17 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 
   FLASHOPTIM_CPU_FN static vf load_scale(const scale_type* s) { return ops::set1(Scale::load(*s)); }
 
+  /// Sentinels are the extreme codes (int8: -128, uint8: 255): a running
+  /// minimum (signed) or maximum (unsigned) of the codes finds them.
+  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(Code::is_signed ? 127 : 0); }
+  FLASHOPTIM_CPU_FN static bool has_sentinel(vi acc) {
+    return Code::has_sentinel && ops::any(ops::eqi(acc, ops::set1i(static_cast<std::int32_t>(Code::sentinel()))));
+  }
+
   /// grouped::decode(code_value(q), scale), code_value = post_inverse(value(q)).
-  FLASHOPTIM_CPU_FN static vf decode(const code_type* q, vf scale, vm& bad) {
+  FLASHOPTIM_CPU_FN static vf decode(const code_type* q, vf scale, vi& extreme) {
     const vi qi = velem<code_type>::load(q);
-    if (Code::has_sentinel) bad = ops::mor(bad, ops::eqi(qi, ops::set1i(static_cast<std::int32_t>(Code::sentinel()))));
+    if (Code::has_sentinel) extreme = Code::is_signed ? ops::mini(extreme, qi) : ops::maxi(extreme, qi);
     vf y = div_by_constant(ops::to_float(qi), ops::set1(static_cast<float>(qmax)), ops::set1(1.0f / static_cast<float>(qmax)));
     if (is_softsign) y = ops::div(y, ops::sub(ops::set1(2.0f), ops::abs(y)));
     const vf t = ops::mul(y, scale);
@@ -447,8 +462,7 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
     } else {
       // detail::apply_reciprocal; t * 1 is t for every non-NaN t
       n = ops::mul(nm.has_pre ? ops::mul(t, nm.pre) : t, nm.factor);
-      // the lower clamp cannot act on sqrt's non-negative values
-      n = ops::min(is_sqrt ? n : ops::max(n, ops::set1(-1.0f)), ops::set1(1.0f));
+      if (clamps_n) n = ops::min(is_sqrt ? n : ops::max(n, ops::set1(-1.0f)), ops::set1(1.0f));
     }
     const vf y = is_softsign ? ops::div(ops::mul(ops::set1(2.0f), n), ops::add(ops::set1(1.0f), ops::abs(n))) : n;
     const vf scaled = ops::mul(y, ops::set1(static_cast<float>(qmax)));
@@ -480,11 +494,8 @@ struct group_kernel {
   struct consts {
     typename vr::consts rule;
     vf inv_grad_scale;
-    bool scale_grad;
   };
-  FLASHOPTIM_CPU_FN static consts make(const scalars& sc) {
-    return {vr::make(sc), ops::set1(sc.inv_grad_scale), sc.inv_grad_scale != 1.0f};
-  }
+  FLASHOPTIM_CPU_FN static consts make(const scalars& sc) { return {vr::make(sc), ops::set1(sc.inv_grad_scale)}; }
 
   /// p + i, except for the absent buffers of none_t slots.
   template <class P>
@@ -510,6 +521,7 @@ struct group_kernel {
     vf t0[count], t1[count];
     vi amax0[Block], amax1[Block];
     vm bad = ops::mask_none();
+    vi extreme0 = s0::sentinel_start(), extreme1 = s1::sentinel_start();
     for (int b = 0; b < Block; ++b) {
       const auto scale0 = s0::load_scale(at(t.scale0, group + b));
       const auto scale1 = s1::load_scale(at(t.scale1, group + b));
@@ -519,12 +531,12 @@ struct group_kernel {
         const std::int64_t e = begin + i * lanes;
         typename master::raw raw;
         const vf x = master::decode(t.param + e, at(t.aux, e), raw);
-        vf m = s0::decode(at(t.code0, e), scale0, bad);
-        vf v = s1::decode(at(t.code1, e), scale1, bad);
+        vf m = s0::decode(at(t.code0, e), scale0, extreme0);
+        vf v = s1::decode(at(t.code1, e), scale1, extreme1);
         vf g = velem<typename Config::grad_type>::load_value(t.grad + e);
-        // g * 1 is g for every non-NaN g. A non-finite g needs no check of its
-        // own: every rule carries it into p or m (0 * inf is NaN).
-        if (k.scale_grad) g = ops::mul(g, k.inv_grad_scale);
+        // A non-finite g needs no check of its own: every rule carries it
+        // into p or m (0 * inf is NaN).
+        g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
         vr::apply(k.rule, sc, g, p, m, v, sqrt_v);
         bad = ops::mor(bad, ops::nonfinite(p));
@@ -541,7 +553,7 @@ struct group_kernel {
       max1[b] = s1::grouped ? ops::hmaxi(amax1[b]) : 0;
       if (max0[b] >= 0x7f800000 || max1[b] >= 0x7f800000) return false;
     }
-    if (ops::any(bad)) return false;
+    if (ops::any(bad) || s0::has_sentinel(extreme0) || s1::has_sentinel(extreme1)) return false;
 
     for (int b = 0; b < Block; ++b) {
       const auto norm0 = s0::store_scale(max0[b], at(t.scale0, group + b));
@@ -560,7 +572,7 @@ struct group_kernel {
 };
 
 /// Groups stepped at once by the vector path (see the file comment).
-inline constexpr int block_groups = 2;
+inline constexpr int block_groups = 4;
 
 /// Steps groups [group_begin, group_end) of one tensor: whole groups on this
 /// instruction set, the partial last group and blocks holding non-finite

@@ -1,0 +1,255 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fidelity measurements of DESIGN.md §2.3 / TESTING.md C7, C8, C9, C13,
+// as functions of a step configuration, so the tests can assert them and
+// bench/core/codec_study can tabulate them for docs/codec-defaults.md. Each
+// runs the library's CPU step next to R64 on the same gradients.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "flashoptim/flashoptim.hpp"
+#include "reference/r64.hpp"
+
+namespace fidelity {
+
+using namespace flashoptim;
+
+/// A tensor with fp32 master weights (codec effects only) in typed vectors.
+template <class Config>
+struct run {
+  std::int64_t n;
+  std::vector<typename Config::param_type> param;
+  std::vector<typename Config::aux_type> aux;
+  std::vector<typename Config::grad_type> grad;
+  std::vector<typename Config::state0::code_type> code0;
+  std::vector<typename Config::state0::scale_type> scale0;
+  std::vector<typename Config::state1::code_type> code1;
+  std::vector<typename Config::state1::scale_type> scale1;
+  typename Config::hyper hyper;
+  std::int64_t t = 0;
+
+  explicit run(std::int64_t size)
+      : n(size), param(size), aux(size), grad(size), code0(size), scale0(codec::scale_count<typename Config::state0>(size)),
+        code1(size), scale1(codec::scale_count<typename Config::state1>(size)) {}
+
+  tensor_ref<Config> view() {
+    tensor_ref<Config> r;
+    r.param = param.data();
+    r.aux = Config::has_aux ? aux.data() : nullptr;
+    r.grad = grad.data();
+    r.code0 = Config::state0::stores_state ? code0.data() : nullptr;
+    r.scale0 = codec::is_grouped<typename Config::state0>::value ? scale0.data() : nullptr;
+    r.code1 = Config::state1::stores_state ? code1.data() : nullptr;
+    r.scale1 = codec::is_grouped<typename Config::state1>::value ? scale1.data() : nullptr;
+    r.size = n;
+    r.seed = 12345;
+    return r;
+  }
+  void set_master(const std::vector<double>& x) {
+    for (std::int64_t i = 0; i < n; ++i) Config::master::encode(static_cast<float>(x[i]), param[i], aux[i]);
+  }
+  std::vector<double> master() const {
+    std::vector<double> x(n);
+    for (std::int64_t i = 0; i < n; ++i) x[i] = Config::master::decode(param[i], aux[i]);
+    return x;
+  }
+  /// Decoded state `slot` (0: m, 1: v).
+  std::vector<double> state(int slot) const {
+    std::vector<float> out(n);
+    if (slot == 0) codec::dequantize<typename Config::state0>(code0.data(), scale0.data(), n, out.data());
+    else codec::dequantize<typename Config::state1>(code1.data(), scale1.data(), n, out.data());
+    return std::vector<double>(out.begin(), out.end());
+  }
+  /// One step with these gradients (rounded to the gradient type).
+  std::vector<double> step(const std::vector<double>& g) {
+    for (std::int64_t i = 0; i < n; ++i) grad[i] = format::from_float<typename Config::grad_type>(static_cast<float>(g[i]));
+    auto v = view();
+    step_args a;
+    a.step = ++t;
+    const status s = cpu::step_serial<Config>(hyper, a, &v, 1);
+    if (!s.ok()) throw std::runtime_error(s.what());
+    std::vector<double> used(n);
+    for (std::int64_t i = 0; i < n; ++i) used[i] = format::to_float(grad[i]);
+    return used;
+  }
+};
+
+inline ref::rule_desc adamw_desc(double lr, double b1, double b2, double eps, double wd) {
+  ref::rule_desc r;
+  r.kind = ref::rule_kind::adamw;
+  r.lr = lr, r.beta1 = b1, r.beta2 = b2, r.eps = eps, r.weight_decay = wd;
+  return r;
+}
+
+template <class Config>
+void set_adamw(run<Config>& r, const ref::rule_desc& d) {
+  r.hyper.lr = d.lr, r.hyper.beta1 = d.beta1, r.hyper.beta2 = d.beta2, r.hyper.eps = d.eps, r.hyper.weight_decay = d.weight_decay;
+}
+
+/// C7: cosine between the library's and R64's total update after 20 steps of
+/// gradients ~ N(0, sigma^2), AdamW, 4096 parameters.
+template <class Config>
+double small_gradient_cosine(double sigma, std::uint64_t seed = 7) {
+  const std::int64_t n = 4096;
+  run<Config> r(n);
+  const auto d = adamw_desc(1e-3, 0.9, 0.999, 1e-8, 0.0);
+  set_adamw(r, d);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  std::vector<double> x0(n);
+  for (auto& x : x0) x = N(rng);
+  r.set_master(x0);
+  ref::r64_state s64;
+  s64.p = r.master();
+  const auto p0 = s64.p;
+  for (int t = 1; t <= 20; ++t) {
+    std::vector<double> g(n);
+    for (auto& x : g) x = sigma * N(rng);
+    const auto used = r.step(g);
+    ref::r64_step(d, s64, used, t);
+  }
+  const auto x = r.master();
+  double dot = 0, a = 0, b = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double u = x[i] - p0[i], w = s64.p[i] - p0[i];
+    dot += u * w, a += u * u, b += w * w;
+  }
+  return a > 0 && b > 0 ? dot / std::sqrt(a * b) : 0.0;
+}
+
+/// C8: one group of 32. For 60 steps element 0 receives a small
+/// sign-consistent gradient `small` while its group-mates receive N(0, 1);
+/// then element 0 receives g = 0 (an embedding row no longer touched) while
+/// its group-mates' gradients grow to N(0, burst^2). Returns max |Δp_0| / lr
+/// over all steps. In exact arithmetic |m| / sqrt(v) stays below ~7.3 for
+/// beta = (0.9, 0.999); a second-moment code that rounds to zero while the
+/// momentum survives makes the step m / eps instead.
+template <class Config>
+double sparse_gradient_max_step(double small, double burst, std::uint64_t seed = 3) {
+  const std::int64_t n = 32;
+  run<Config> r(n);
+  const double lr = 1e-3;
+  set_adamw(r, adamw_desc(lr, 0.9, 0.999, 1e-8, 0.0));
+  r.set_master(std::vector<double>(n, 1.0));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  double worst = 0;
+  for (int t = 1; t <= 80; ++t) {
+    std::vector<double> g(n);
+    for (auto& x : g) x = (t <= 60 ? 1.0 : burst) * N(rng);
+    g[0] = t <= 60 ? small : 0.0;
+    const double before = r.master()[0];
+    r.step(g);
+    worst = std::max(worst, std::fabs(r.master()[0] - before) / lr);
+  }
+  return worst;
+}
+
+/// C8 over a grid of small gradients and bursts: the worst step.
+template <class Config>
+double sparse_gradient_worst() {
+  double worst = 0;
+  for (double small : {3e-2, 1e-2, 3e-3, 1e-3})
+    for (double burst : {1.0, 10.0, 30.0, 100.0, 300.0, 1000.0}) worst = std::max(worst, sparse_gradient_max_step<Config>(small, burst));
+  return worst;
+}
+
+struct decay_result {
+  double m_ratio;  ///< decoded m after 200 zero-gradient steps / (beta1^200 * m before), summed magnitudes
+  double v_ratio;
+};
+
+/// C9: 20 steps of N(0, 1) gradients to fill the states, then 200 steps with
+/// zero gradients and lr = 0; each state should have decayed by beta^200.
+template <class Config>
+decay_result ema_decay(double beta1 = 0.9, double beta2 = 0.999, std::uint64_t seed = 5) {
+  const std::int64_t n = 4096;
+  run<Config> r(n);
+  set_adamw(r, adamw_desc(0.0, beta1, beta2, 1e-8, 0.0));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  r.set_master(std::vector<double>(n, 1.0));
+  for (int t = 0; t < 20; ++t) {
+    std::vector<double> g(n);
+    for (auto& x : g) x = N(rng);
+    r.step(g);
+  }
+  const auto m0 = r.state(0), v0 = r.state(1);
+  for (int t = 0; t < 200; ++t) r.step(std::vector<double>(n, 0.0));
+  const auto m1 = r.state(0), v1 = r.state(1);
+  double a = 0, b = 0, c = 0, d = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(m1[i]) || !std::isfinite(v1[i])) return {NAN, NAN};
+    a += std::fabs(m1[i]), b += std::fabs(m0[i]), c += v1[i], d += v0[i];
+  }
+  return {a / (std::pow(beta1, 200) * b), c / (std::pow(beta2, 200) * d)};
+}
+
+struct blast_result {
+  int non_finite_params;      ///< after the bad gradient
+  bool bad_state_non_finite;  ///< the bad element's states decode to NaN/inf
+  double others_max_error;    ///< max |x - x64| / lr over the other elements
+};
+
+/// C13: one inf (or NaN) gradient at step 5 of 10, no skip.
+template <class Config>
+blast_result non_finite_blast(double bad, std::uint64_t seed = 13) {
+  const std::int64_t n = 64;
+  run<Config> r(n);
+  const auto d = adamw_desc(1e-3, 0.9, 0.999, 1e-8, 0.0);
+  set_adamw(r, d);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  std::vector<double> x0(n);
+  for (auto& x : x0) x = N(rng);
+  r.set_master(x0);
+  ref::r64_state s64;
+  s64.p = r.master();
+  for (int t = 1; t <= 10; ++t) {
+    std::vector<double> g(n);
+    for (auto& x : g) x = N(rng);
+    if (t == 5) g[3] = bad;
+    const auto used = r.step(g);
+    ref::r64_step(d, s64, used, t);
+  }
+  const auto x = r.master();
+  blast_result b{0, false, 0.0};
+  for (std::int64_t i = 0; i < n; ++i) {
+    b.non_finite_params += !std::isfinite(x[i]);
+    if (i != 3 && std::isfinite(x[i])) b.others_max_error = std::max(b.others_max_error, std::fabs(x[i] - s64.p[i]) / d.lr);
+    if (i != 3 && !std::isfinite(x[i])) b.others_max_error = INFINITY;
+  }
+  const auto m = r.state(0), v = r.state(1);
+  b.bad_state_non_finite = !std::isfinite(m[3]) && !std::isfinite(v[3]);
+  return b;
+}
+
+/// C3 for one codec: a group whose max is each of the contract's values
+/// (0, 1e-45 ... FLT_MAX) decodes finite, nonzero where nonzero, with its max
+/// element within 1%. Returns the number of values that fail.
+template <class Codec>
+int scale_range_failures(bool non_negative) {
+  int failures = 0;
+  for (float amax : {0.0f, 1e-45f, 1e-12f, 2.9e-8f, 6e-8f, 6.1e-5f, 65504.0f, 65520.0f, 1e30f, 3.4028235e38f}) {
+    std::vector<float> x(32);
+    for (int i = 0; i < 32; ++i) x[i] = amax * (i == 7 ? 1.0f : static_cast<float>(i) / 40.0f) * (non_negative || i % 2 ? 1.0f : -1.0f);
+    std::vector<typename Codec::code_type> q(32);
+    std::vector<typename Codec::scale_type> sc(1);
+    std::vector<float> y(32);
+    codec::quantize<Codec>(x.data(), 32, q.data(), sc.data());
+    codec::dequantize<Codec>(q.data(), sc.data(), 32, y.data());
+    bool ok = true;
+    for (int i = 0; i < 32; ++i) ok = ok && std::isfinite(y[i]);
+    ok = ok && (amax == 0.0f ? y[7] == 0.0f : (y[7] != 0.0f && std::fabs(static_cast<double>(y[7]) - amax) <= 0.01 * amax));
+    failures += !ok;
+  }
+  return failures;
+}
+
+}  // namespace fidelity

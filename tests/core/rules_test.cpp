@@ -1,0 +1,291 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// TESTING.md C6 (known answers) and C14 (bad inputs) on the CPU path, plus
+// the type-erased binding's checks.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/configs.hpp"
+#include "common/harness.hpp"
+
+using namespace flashoptim;
+using namespace testconfigs;
+namespace c = flashoptim::codec;
+
+namespace {
+
+/// A whole tensor in typed vectors.
+template <class Config>
+struct tensor_store {
+  std::int64_t n;
+  std::vector<typename Config::param_type> param;
+  std::vector<typename Config::aux_type> aux;
+  std::vector<typename Config::grad_type> grad;
+  std::vector<typename Config::state0::code_type> code0;
+  std::vector<typename Config::state0::scale_type> scale0;
+  std::vector<typename Config::state1::code_type> code1;
+  std::vector<typename Config::state1::scale_type> scale1;
+
+  explicit tensor_store(std::int64_t size)
+      : n(size), param(size), aux(size), grad(size), code0(size), scale0(c::scale_count<typename Config::state0>(size)),
+        code1(size), scale1(c::scale_count<typename Config::state1>(size)) {}
+
+  tensor_ref<Config> ref() {
+    tensor_ref<Config> r;
+    r.param = param.data();
+    r.aux = Config::has_aux ? aux.data() : nullptr;
+    r.grad = grad.data();
+    r.code0 = Config::state0::stores_state ? code0.data() : nullptr;
+    r.scale0 = c::is_grouped<typename Config::state0>::value ? scale0.data() : nullptr;
+    r.code1 = Config::state1::stores_state ? code1.data() : nullptr;
+    r.scale1 = c::is_grouped<typename Config::state1>::value ? scale1.data() : nullptr;
+    r.size = n;
+    return r;
+  }
+  void set_master(std::int64_t i, float x) { Config::master::encode(x, param[i], aux[i]); }
+  float master(std::int64_t i) const { return Config::master::decode(param[i], aux[i]); }
+  void set_grad(std::int64_t i, float g) { grad[i] = format::from_float<typename Config::grad_type>(g); }
+  float m(std::int64_t i) const {
+    float out[1];
+    typename Config::state0::code_type q[1] = {code0[i]};
+    Config::state0::decode_tile(q, c::is_grouped<typename Config::state0>::value ? scale0[i / 32] : typename Config::state0::scale_type{}, out);
+    return out[0];
+  }
+  std::vector<std::uint8_t> bytes() const {
+    std::vector<std::uint8_t> b;
+    auto add = [&b](const auto& v) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
+      b.insert(b.end(), p, p + v.size() * sizeof(v[0]));
+    };
+    add(param), add(aux), add(code0), add(scale0), add(code1), add(scale1);
+    return b;
+  }
+};
+
+template <class Config>
+status step_once(const typename Config::hyper& h, tensor_store<Config>& t, std::int64_t step = 1) {
+  auto r = t.ref();
+  step_args a;
+  a.step = step;
+  return cpu::step_serial<Config>(h, a, &r, 1);
+}
+
+}  // namespace
+
+TEST_CASE("C6: the first Adam step moves every parameter by lr * sign(g)") {
+  using C = step_config<rule::adamw, c::exact_split, bf16, dm, dv>;
+  tensor_store<C> t(40);
+  const float lr = std::ldexp(1.0f, -10);
+  for (int i = 0; i < 40; ++i) {
+    t.set_master(i, 1.0f);
+    t.set_grad(i, i % 3 == 0 ? -2.0f : 2.0f);
+  }
+  C::hyper h;
+  h.lr = lr;
+  h.beta1 = 0.5;   // with these betas every intermediate is exact:
+  h.beta2 = 0.75;  // m = g/2, v = g^2/4, d = |g|, step = 2 lr * (1/2) sign(g)
+  h.eps = 1e-30;
+  h.weight_decay = 0;
+  REQUIRE(step_once(h, t).ok());
+  for (int i = 0; i < 40; ++i) {
+    const float expect = i % 3 == 0 ? 1.0f + lr : 1.0f - lr;
+    CHECK(format::bits_of(t.master(i)) == format::bits_of(expect));
+    CHECK(t.m(i) == (i % 3 == 0 ? -1.0f : 1.0f));  // m = g/2, stored exactly (codes ±127, scale 1)
+  }
+}
+
+TEST_CASE("C6: SGD's first step with dampening uses buffer = g (PyTorch), later steps damp") {
+  using C = step_config<rule::sgd, c::native<float>, float, c::precision::fp32>;
+  tensor_store<C> t(3);
+  C::hyper h;
+  h.lr = 0.5;
+  h.momentum = 0.9;
+  h.dampening = 0.5;
+  for (int i = 0; i < 3; ++i) {
+    t.set_master(i, 4.0f);
+    t.set_grad(i, 1.0f);
+  }
+  REQUIRE(step_once(h, t, 1).ok());
+  CHECK(t.m(0) == 1.0f);       // not (1 - dampening) * g
+  CHECK(t.master(0) == 3.5f);  // p - lr * g
+  REQUIRE(step_once(h, t, 2).ok());
+  CHECK(t.m(0) == 0.9f * 1.0f + 0.5f);  // mu * m + (1 - d) * g, in fp32
+  CHECK(t.master(0) == 3.5f - 0.5f * (0.9f * 1.0f + 0.5f));
+}
+
+TEST_CASE("C6: Lion moves each parameter by exactly ±lr") {
+  using C = step_config<rule::lion, c::exact_split, bf16, dm>;
+  tensor_store<C> t(64);
+  C::hyper h;
+  h.lr = std::ldexp(1.0, -12);
+  for (int i = 0; i < 64; ++i) {
+    t.set_master(i, 1.5f);
+    t.set_grad(i, i % 2 ? 0.25f : -3.0f);
+  }
+  REQUIRE(step_once(h, t).ok());
+  for (int i = 0; i < 64; ++i) CHECK(t.master(i) == 1.5f + (i % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f, -12));
+}
+
+TEST_CASE("C6: zero gradients with zero weight decay leave every byte unchanged") {
+  auto check = [](auto tag, const char* name) {
+    using C = decltype(tag);
+    tensor_store<C> t(1000);
+    testdata::generator gen(11);
+    for (int i = 0; i < 1000; ++i) t.set_master(i, gen.value(1.0f, 0.1));
+    // the ULP-correction case that is not idempotent: c = +M on an odd bf16
+    if constexpr (std::is_same<typename C::master, ulp8>::value) {
+      t.param[0] = bf16{0x3f81};
+      t.aux[0] = 127;
+    }
+    const auto before = t.bytes();
+    typename C::hyper h;
+    h.lr = 1e-3;
+    h.weight_decay = 0;
+    for (int s = 1; s <= 3; ++s) REQUIRE(step_once(h, t, s).ok());
+    CHECK_MESSAGE(t.bytes() == before, name);
+  };
+  check(adamw_default{}, "adamw ulp8");
+  check(adamw_reference{}, "adamw reference");
+  check(adamw_fp16_master{}, "adamw fp16 master");
+  check(adamw_exact{}, "adamw exact_split");
+  check(sgd_momentum{}, "sgd momentum");
+  check(lion_default{}, "lion");
+  check(adamw_bf16_sr_states{}, "adamw bf16 sr states");
+}
+
+TEST_CASE("C14: bad hyperparameters are refused before anything is written") {
+  tensor_store<adamw_default> t(100);
+  for (int i = 0; i < 100; ++i) {
+    t.set_master(i, 0.5f);
+    t.set_grad(i, 1.0f);
+  }
+  const auto before = t.bytes();
+  auto expect_error = [&](adamw_default::hyper h, status_code code, const char* what) {
+    const status s = step_once(h, t);
+    CHECK_MESSAGE(s.code() == code, what, ": ", s.what());
+    CHECK(t.bytes() == before);
+  };
+  adamw_default::hyper h;
+  h.lr = -1e-3;
+  expect_error(h, status_code::hyperparameter_out_of_range, "lr < 0");
+  h = {};
+  h.lr = NAN;
+  expect_error(h, status_code::non_finite_hyperparameter, "lr NaN");
+  h = {};
+  h.beta1 = 1.0;
+  expect_error(h, status_code::hyperparameter_out_of_range, "beta1 = 1");
+  h = {};
+  h.beta2 = -0.1;
+  expect_error(h, status_code::hyperparameter_out_of_range, "beta2 < 0");
+  h = {};
+  h.eps = 0;
+  expect_error(h, status_code::hyperparameter_out_of_range, "eps = 0");
+  h = {};
+  h.weight_decay = INFINITY;
+  expect_error(h, status_code::non_finite_hyperparameter, "wd inf");
+  h = {};
+  h.decouple_lr = true;
+  expect_error(h, status_code::hyperparameter_out_of_range, "decouple_lr without initial_lr");
+  // step count and gradient scale
+  auto r = t.ref();
+  step_args a;
+  a.step = 0;
+  CHECK(cpu::step_serial<adamw_default>({}, a, &r, 1).code() == status_code::invalid_argument);
+  a.step = 1;
+  a.inv_grad_scale = 0;
+  CHECK(cpu::step_serial<adamw_default>({}, a, &r, 1).code() == status_code::hyperparameter_out_of_range);
+  CHECK(t.bytes() == before);
+  // SGD: nesterov needs momentum and no dampening
+  rule::sgd::hyper s;
+  s.nesterov = true;
+  CHECK(rule::sgd::validate(s).code() == status_code::invalid_argument);
+  s.momentum = 0.9;
+  s.dampening = 0.1;
+  CHECK(rule::sgd::validate(s).code() == status_code::invalid_argument);
+  rule::lion::hyper l;
+  l.beta2 = 1.5;
+  CHECK(rule::lion::validate(l).code() == status_code::hyperparameter_out_of_range);
+}
+
+TEST_CASE("C14: null, misaligned, aliasing and mismatched buffers are refused before anything is written") {
+  tensor_store<adamw_default> t(100), u(100);
+  for (int i = 0; i < 100; ++i) {
+    t.set_master(i, 0.5f);
+    t.set_grad(i, 1.0f);
+  }
+  const auto before = t.bytes();
+  adamw_default::hyper h;
+  step_args a;
+  auto expect = [&](tensor_ref<adamw_default> r, status_code code, const char* what) {
+    const status s = cpu::step_serial<adamw_default>(h, a, &r, 1);
+    CHECK_MESSAGE(s.code() == code, what, ": ", s.what());
+    CHECK(t.bytes() == before);
+  };
+  auto r = t.ref();
+  r.grad = nullptr;
+  expect(r, status_code::null_pointer, "null grad");
+  r = t.ref();
+  r.scale1 = nullptr;
+  expect(r, status_code::null_pointer, "null scales");
+  r = t.ref();
+  r.param = reinterpret_cast<bf16*>(reinterpret_cast<char*>(t.param.data()) + 1);
+  expect(r, status_code::misaligned, "param offset by one byte");
+  r = t.ref();
+  r.scale0 = reinterpret_cast<float*>(reinterpret_cast<char*>(t.scale0.data()) + 2);
+  expect(r, status_code::misaligned, "scales offset by two bytes");
+  r = t.ref();
+  r.code1 = reinterpret_cast<std::uint8_t*>(t.code0.data());
+  expect(r, status_code::aliasing, "state1 aliases state0");
+  r = t.ref();
+  r.size = -5;
+  expect(r, status_code::size_mismatch, "negative size");
+  // across tensors: two tensors writing the same parameters
+  tensor_ref<adamw_default> list[2] = {t.ref(), u.ref()};
+  list[1].param = t.param.data() + 50;
+  list[1].size = 50;
+  CHECK(cpu::step_serial<adamw_default>(h, a, list, 2).code() == status_code::aliasing);
+  CHECK(t.bytes() == before);
+  // grads may be shared (read only)
+  list[1] = u.ref();
+  list[1].grad = t.grad.data();
+  CHECK(cpu::step_serial<adamw_default>(h, a, list, 2).ok());
+}
+
+TEST_CASE("C14: type-erased buffers: dtype, correction width and counts are checked") {
+  tensor_store<adamw_default> t(100);
+  tensor_buffers b;
+  b.param = {t.param.data(), dtype::bf16, 100};
+  b.aux = {t.aux.data(), dtype::i8, 100};
+  b.grad = {t.grad.data(), dtype::bf16, 100};
+  b.state0 = {t.code0.data(), dtype::i8, 100};
+  b.scale0 = {t.scale0.data(), dtype::f32, 4};
+  b.state1 = {t.code1.data(), dtype::u8, 100};
+  b.scale1 = {t.scale1.data(), dtype::f32, 4};
+  tensor_ref<adamw_default> r;
+  CHECK(bind(0, b, r).ok());
+  CHECK(r.code1 == t.code1.data());
+  auto bad = b;
+  bad.aux.type = dtype::i16;
+  status s = bind(3, bad, r);
+  CHECK(s.code() == status_code::dtype_mismatch);
+  CHECK(std::string(s.message()) == "tensor 3: correction is int16, the configuration expects int8");
+  bad = b;
+  bad.grad.type = dtype::f32;
+  CHECK(bind(0, bad, r).code() == status_code::dtype_mismatch);
+  bad = b;
+  bad.scale1.count = 3;  // a truncated scale buffer
+  CHECK(bind(0, bad, r).code() == status_code::size_mismatch);
+  bad = b;
+  bad.grad.count = 99;
+  CHECK(bind(0, bad, r).code() == status_code::size_mismatch);
+  tensor_buffers n = b;
+  n.aux = {t.aux.data(), dtype::i8, 100};
+  tensor_ref<adamw_fp32_native> rn;
+  n.param.type = dtype::f32;
+  n.grad.type = dtype::f32;
+  CHECK(bind(0, n, rn).code() == status_code::invalid_argument);  // native mode has no correction
+}

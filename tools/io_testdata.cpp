@@ -1,0 +1,150 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Test data for tools/flashoptim_convert.py, and the C++ side of its checks.
+//   io_testdata write <dir>                     checkpoints of a few configurations
+//   io_testdata verify <kind> <file> <original> load both into <kind>'s
+//                                               configuration; exit 0 when
+//                                               buffers, step and hyperparameters
+//                                               are bit-identical
+// so a file that Python rewrote is proven loadable, and equal, in C++.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <flashoptim/cpu/serial.hpp>
+#include <flashoptim/io/checkpoint.hpp>
+
+namespace {
+
+using namespace flashoptim;
+
+using ulp8 = codec::ulp_correction<bf16, std::int8_t>;
+using ref_adamw = step_config<rule::adamw, ulp8, bf16, codec::reference::momentum, codec::reference::second_moment>;
+using def_adamw = step_config<rule::adamw, ulp8, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
+using ref_sgd = step_config<rule::sgd, codec::native<bf16>, bf16, codec::reference::momentum>;
+using plain_lion = step_config<rule::lion, codec::ulp_correction<bf16, std::int16_t>, bf16, codec::precision::fp32>;
+
+const std::vector<std::int64_t> sizes = {33, 100, 1};
+const std::vector<std::string> names = {"embed.weight", "layers.0.mlp.weight", "norm.bias"};
+
+template <class C>
+struct buffers {
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<tensor_ref<C>> refs;
+  std::vector<std::vector<typename C::grad_type>> grads;
+  buffers() {
+    for (std::int64_t n : sizes) {
+      tensor_ref<C> t;
+      t.size = n;
+      t.param = take<typename C::param_type>(n);
+      if constexpr (C::has_aux) t.aux = take<typename C::aux_type>(n);
+      if constexpr (C::state0::stores_state) t.code0 = take<typename C::state0::code_type>(n);
+      if constexpr (codec::is_grouped<typename C::state0>::value)
+        t.scale0 = take<typename C::state0::scale_type>(codec::scale_count<typename C::state0>(n));
+      if constexpr (C::state1::stores_state) t.code1 = take<typename C::state1::code_type>(n);
+      if constexpr (codec::is_grouped<typename C::state1>::value)
+        t.scale1 = take<typename C::state1::scale_type>(codec::scale_count<typename C::state1>(n));
+      grads.emplace_back(static_cast<std::size_t>(n));
+      t.grad = grads.back().data();
+      refs.push_back(t);
+    }
+  }
+  template <class T>
+  T* take(std::int64_t n) {
+    storage.emplace_back(static_cast<std::size_t>(n) * sizeof(T), 0);
+    return reinterpret_cast<T*>(storage.back().data());
+  }
+  bool operator==(const buffers& o) const { return storage == o.storage; }
+};
+
+template <class C>
+typename C::hyper hyper_for() {
+  typename C::hyper h{};
+  h.lr = 1e-2;
+  if constexpr (std::is_same<typename C::rule, rule::sgd>::value) {
+    h.momentum = 0.9;
+  } else {
+    h.weight_decay = 0.1;
+  }
+  return h;
+}
+
+/// Three deterministic steps from deterministic weights.
+template <class C>
+bool make(buffers<C>& b) {
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<float> x(static_cast<std::size_t>(sizes[i]));
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.02f * static_cast<float>(k % 17) - 0.15f;
+    typename C::aux_type* aux = nullptr;
+    if constexpr (C::has_aux) aux = b.refs[i].aux;
+    if (!codec::split<typename C::master>(x.data(), sizes[i], b.refs[i].param, aux).ok()) return false;
+  }
+  for (std::int64_t s = 1; s <= 3; ++s) {
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      for (std::int64_t k = 0; k < sizes[i]; ++k)
+        b.grads[i][k] = format::from_float<typename C::grad_type>(
+            static_cast<float>(format::random_bits(5, static_cast<std::uint64_t>(s), i * 1000 + k) >> 8) * 0x1p-23f -
+            1.0f);
+    step_args a;
+    a.step = s;
+    if (!cpu::step_serial<C>(hyper_for<C>(), a, b.refs.data(), b.refs.size()).ok()) return false;
+  }
+  return true;
+}
+
+template <class C>
+bool save(const std::string& path, io::form f) {
+  buffers<C> b;
+  if (!make(b)) return false;
+  io::save_options o;
+  o.form = f;
+  const status s = io::save_checkpoint<C>(path, hyper_for<C>(), 3, b.refs.data(), names.data(), b.refs.size(), o);
+  if (!s.ok()) std::fprintf(stderr, "%s: %s\n", path.c_str(), s.what());
+  return s.ok();
+}
+
+template <class C>
+int verify(const std::string& file, const std::string& original) {
+  buffers<C> a, b;
+  typename C::hyper ha{}, hb{};
+  std::int64_t sa = -1, sb = -2;
+  const status s1 = io::load_checkpoint<C>(file, ha, sa, a.refs.data(), names.data(), a.refs.size());
+  const status s2 = io::load_checkpoint<C>(original, hb, sb, b.refs.data(), names.data(), b.refs.size());
+  if (!s1.ok() || !s2.ok()) {
+    std::fprintf(stderr, "verify: %s / %s\n", s1.what(), s2.what());
+    return 1;
+  }
+  const bool same = a == b && sa == sb && io::detail::compare_hyper<C>(ha, hb).ok();
+  std::printf("verify %s: %s (step %lld)\n", file.c_str(), same ? "bit-identical" : "DIFFERENT", (long long)sa);
+  return same ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "write" && argc == 3) {
+    const std::string dir = argv[2];
+    bool ok = save<ref_adamw>(dir + "/ref_adamw.safetensors", io::form::compressed);
+    ok = save<ref_adamw>(dir + "/ref_adamw_fp32.safetensors", io::form::fp32) && ok;
+    ok = save<ref_sgd>(dir + "/ref_sgd.safetensors", io::form::compressed) && ok;
+    ok = save<plain_lion>(dir + "/plain_lion.safetensors", io::form::compressed) && ok;
+    ok = save<def_adamw>(dir + "/def_adamw.safetensors", io::form::compressed) && ok;
+    ok = save<def_adamw>(dir + "/def_adamw_fp32.safetensors", io::form::fp32) && ok;
+    ok = save<def_adamw>(dir + "/def_adamw_state16.safetensors", io::form::state16) && ok;
+    return ok ? 0 : 1;
+  }
+  if (mode == "verify" && argc == 5) {
+    const std::string kind = argv[2];
+    if (kind == "ref_adamw") return verify<ref_adamw>(argv[3], argv[4]);
+    if (kind == "def_adamw") return verify<def_adamw>(argv[3], argv[4]);
+    if (kind == "ref_sgd") return verify<ref_sgd>(argv[3], argv[4]);
+    if (kind == "plain_lion") return verify<plain_lion>(argv[3], argv[4]);
+    std::fprintf(stderr, "unknown kind %s\n", kind.c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "usage: %s write <dir> | verify <kind> <file> <original>\n", argv[0]);
+  return 2;
+}
