@@ -152,6 +152,16 @@ TEST_CASE("100,000 tensors in one launch") {
   check_parity<C>(default_hyper<C>(), sizes, 2, 42);
 }
 
+TEST_CASE("many tensors of whole units (vector path, a tensor per unit)") {
+  using C = tc::adamw_default;
+  std::vector<std::int64_t> sizes(600, 4096);
+  sizes[100] = 8192;
+  sizes[301] = 4096 * 3 + 5;
+  sizes[599] = 40;
+  check_parity<C>(default_hyper<C>(), sizes, 2, 61);
+  check_parity<C>(default_hyper<C>(), sizes, 2, 62, false, 7);
+}
+
 TEST_CASE("N = 0 and N = 1, empty lists (C16)") {
   using C = tc::adamw_default;
   const auto h = default_hyper<C>();

@@ -111,7 +111,7 @@ inline void master_encode(const master_desc& m, float x, std::uint8_t* p, std::u
       return;
     }
     case master_kind::exact_split: {
-      const std::uint32_t u = bits(x);
+      const std::uint32_t u = std::isnan(x) ? 0x7fffffffu : bits(x);  // NaNs stored canonically
       std::uint16_t pb, cb;
       if ((u & 0x7fffffffu) > 0x7f800000u) { pb = static_cast<std::uint16_t>((u >> 16) | 0x40u); cb = u & 0x7fffu; }
       else { pb = static_cast<std::uint16_t>((u >> 16) + ((u & 0xffffu) >> 15)); cb = u & 0xffffu; }
@@ -270,9 +270,9 @@ inline void encode_group(const codec_desc& c, const float* x, int count, std::ui
       int v = 0;
       if (!std::isnan(y)) {
         const float off = c.rounding == code_round::stochastic ? unit_uniform(r) : 0.5f;
-        v = static_cast<int>(std::floor(y * static_cast<float>(c.qmax()) + off));
+        const float f = std::floor(y * static_cast<float>(c.qmax()) + off);
         const int lo = c.element == dtype::i8 ? -127 : 0;
-        v = v < lo ? lo : (v > c.qmax() ? c.qmax() : v);
+        v = f < static_cast<float>(lo) ? lo : (f > static_cast<float>(c.qmax()) ? c.qmax() : static_cast<int>(f));
         if (c.rounding == code_round::half_up_nonzero && v == 0 && y > 0.0f) v = 1;
       }
       *q = static_cast<std::uint8_t>(v);

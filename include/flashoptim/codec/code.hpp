@@ -37,8 +37,11 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int round_code(float y, code_rounding m
   if (format::is_nan(y)) return 0;
   const float s = y * static_cast<float>(QMax);
   const float offset = mode == code_rounding::stochastic ? unit_uniform(random_bits) : 0.5f;
-  int q = static_cast<int>(format::floor_exact(s + offset));
-  q = q < Lo ? Lo : (q > QMax ? QMax : q);
+  // Clamp before converting: float -> int of an out-of-range value (an inf
+  // state under a code without sentinel) is undefined, and x86 and the GPU
+  // answer differently (INT_MIN vs INT_MAX).
+  const float f = format::floor_exact(s + offset);
+  int q = f < static_cast<float>(Lo) ? Lo : (f > static_cast<float>(QMax) ? QMax : static_cast<int>(f));
   if (mode == code_rounding::half_up_nonzero && q == 0 && y > 0.0f) q = 1;
   return q;
 }

@@ -107,8 +107,8 @@ struct ulp_correction {
 /// lower half is >= 0x8000), the correction is the lower half; decoding
 /// undoes the carry. Every finite fp32 value and both infinities round-trip
 /// bit for bit. A NaN never carries (which could reach the sign): it is
-/// stored as a quiet bf16 NaN with the correction's top bit cleared, and
-/// decodes to a NaN of the same sign.
+/// stored as the canonical quiet NaN (0x7fff, correction 0x7fff), so CPU and
+/// GPU store the same bytes, and decodes to a NaN.
 struct exact_split {
   using param_type = bf16;
   using aux_type = std::uint16_t;
@@ -120,7 +120,9 @@ struct exact_split {
   }
 
   FLASHOPTIM_HOST_DEVICE static void encode(float x, bf16& p, std::uint16_t& c) {
-    const std::uint32_t u = format::bits_of(x);
+    // NaNs are stored canonically: their payload and sign come from the
+    // arithmetic that made them, which differs between CPU and GPU.
+    const std::uint32_t u = format::bits_of(format::canonicalize_nan(x));
     const std::uint32_t hi = u >> 16;
     const std::uint32_t lo = u & 0xffffu;
     if ((u & 0x7fffffffu) > 0x7f800000u) {

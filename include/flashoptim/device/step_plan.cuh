@@ -24,12 +24,12 @@
 #include <utility>
 #include <vector>
 
-#include "flashoptim/device/table_validation.hpp"
-#include "flashoptim/device/tensor_desc.hpp"
 #include "flashoptim/kernel/grad_stats_kernel.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
 #include "flashoptim/kernel/step_kernel.cuh"
+#include "flashoptim/rule/erased.hpp"
 #include "flashoptim/rule/step_args.hpp"
+#include "flashoptim/rule/tensor.hpp"
 #include "flashoptim/tuning/step_policy.hpp"
 
 namespace flashoptim::device {
@@ -167,7 +167,9 @@ class step_plan {
   static status can_implement(const tensor_ref<Config>* tensors, std::size_t count) {
     return validate_tensor_list(tensors, count);
   }
-  static status can_implement(const tensor_desc* descs, std::size_t count) {
+  /// Run-time typed buffers (bindings): dtypes, correction width and element
+  /// counts are checked by flashoptim::bind first.
+  static status can_implement(const tensor_buffers* descs, std::size_t count) {
     std::vector<tensor_ref<Config>> refs;
     return convert(descs, count, refs);
   }
@@ -178,7 +180,7 @@ class step_plan {
     FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count));
     return upload(std::vector<tensor_ref<Config>>(tensors, tensors + count));
   }
-  status build(const tensor_desc* descs, std::size_t count) {
+  status build(const tensor_buffers* descs, std::size_t count) {
     std::vector<tensor_ref<Config>> refs;
     FLASHOPTIM_RETURN_IF_ERROR(convert(descs, count, refs));
     return upload(std::move(refs));
@@ -212,10 +214,10 @@ class step_plan {
     return status();
   }
 
-  static status convert(const tensor_desc* descs, std::size_t count, std::vector<tensor_ref<Config>>& refs) {
+  static status convert(const tensor_buffers* descs, std::size_t count, std::vector<tensor_ref<Config>>& refs) {
     if (count > 0 && descs == nullptr) return status(status_code::null_pointer, "tensor list is null");
     refs.resize(count);
-    for (std::size_t i = 0; i < count; ++i) FLASHOPTIM_RETURN_IF_ERROR(to_tensor_ref(i, descs[i], refs[i]));
+    for (std::size_t i = 0; i < count; ++i) FLASHOPTIM_RETURN_IF_ERROR(bind(i, descs[i], refs[i]));
     return validate_tensor_list(refs.data(), count);
   }
 
