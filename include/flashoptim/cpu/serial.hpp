@@ -40,7 +40,7 @@ void step_tile_at(const typename Config::scalars& sc, const tensor_ref<Config>& 
   if constexpr (codec::is_grouped<S1>::value) d.scale1 = t.scale1[group];
 
   step_tile<Config>(sc, d, valid, codec::whole_group{},
-                    codec::rounding_key{t.seed, step, static_cast<std::uint64_t>(begin)});
+                    codec::rounding_key{t.seed, step, t.index_base + static_cast<std::uint64_t>(begin)});
 
   for (int i = 0; i < valid; ++i) {
     t.param[begin + i] = d.param[i];

@@ -37,6 +37,10 @@ struct tensor_ref {
   scale1_type* scale1 = nullptr;
   std::int64_t size = 0;
   std::uint64_t seed = 0;  ///< stochastic-rounding stream of this tensor
+  /// Index of element 0 within the whole tensor when this view is a shard of
+  /// it: stochastic rounding keys on (seed, step, index_base + i), so a
+  /// sharded step rounds like the unsharded one.
+  std::uint64_t index_base = 0;
 };
 
 namespace detail {
