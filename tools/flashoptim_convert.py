@@ -319,7 +319,8 @@ def from_reference(src, dst, rule=None, step=None):
           "form": "fp32" if fp32_form else "compressed", "grad_dtype": inverse.get(param_dtype, "fp32"),
           "param_dtype": inverse[param_dtype], "hyper": json.dumps(hyper, sort_keys=True, separators=(",", ":")),
           "step": str(step or 0), "tensors": json.dumps(names, separators=(",", ":"), ensure_ascii=False),
-          "seeds": json.dumps(["0"] * len(names), separators=(",", ":"))}
+          "seeds": json.dumps(["0"] * len(names), separators=(",", ":")),
+          "index_bases": json.dumps(["0"] * len(names), separators=(",", ":"))}
     if errors is not None:
         fo["master"] = f"ulp_correction<{inverse[param_dtype]},{inverse[errors.dtype]}>"
     else:

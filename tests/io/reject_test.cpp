@@ -282,6 +282,12 @@ TEST_CASE("C19 seeds must match under stochastic rounding") {
   CHECK(s.code() == status_code::config_mismatch);
   CHECK(contains(s, "seed"));
   CHECK(b.snapshot() == before);
+  b.refs[1].seed = a.refs[1].seed;
+  b.refs[2].index_base = 64;  // a shard elsewhere in the tensor draws other bits
+  s = io::load_checkpoint<sr>(path, h, step, b.refs.data(), b.names.data(), 3);
+  CHECK(s.code() == status_code::config_mismatch);
+  CHECK(contains(s, "index_base"));
+  CHECK(b.snapshot() == before);
   io::load_options o;
   o.check_seeds = false;
   CHECK(io::load_checkpoint<sr>(path, h, step, b.refs.data(), b.names.data(), 3, o).ok());
@@ -305,6 +311,7 @@ TEST_CASE("C19 forged metadata and values are refused") {
   CHECK(f.load(meta_edit("hyper", "{\"lr\": 0.1}")).code() == status_code::corrupt_file);
   CHECK(f.load(meta_edit("tensors", "[\"a\"]")).code() == status_code::corrupt_file);
   CHECK(f.load(meta_edit("seeds", nullptr)).code() == status_code::corrupt_file);
+  CHECK(f.load(meta_edit("index_bases", "[\"0\"]")).code() == status_code::corrupt_file);
   CHECK(f.load(meta_edit("rule", nullptr)).code() == status_code::corrupt_file);
   const std::string scales = f.src.names[2] + "::exp_avg_sq::scales";
   CHECK(f.load(meta_edit(("crc32/" + scales).c_str(), nullptr)).code() == status_code::corrupt_file);

@@ -30,7 +30,7 @@
 //
 // Metadata ("__metadata__") records the library version, form, rule,
 // hyperparameters (JSON), step, master mode, codecs (with scale format and
-// group size), tensor names and seeds, a zlib crc32 per tensor and one over
+// group size), tensor names, seeds and index bases, a zlib crc32 per tensor and one over
 // the header itself. Loading refuses any file that does not match the
 // configuration it loads into, naming what differs.
 //
@@ -99,8 +99,8 @@ struct save_options {
 
 struct load_options {
   hyper_policy hyper = hyper_policy::restore;
-  /// With a stochastic-rounding codec, the tensors' seeds must equal the
-  /// recorded ones (else the resumed run draws other random bits).
+  /// With a stochastic-rounding codec, the tensors' seeds and index bases
+  /// must equal the recorded ones (else the resumed run draws other bits).
   bool check_seeds = true;
   /// Optional: `count` shapes that the file's must equal. Null: sizes only.
   const std::vector<std::int64_t>* shapes = nullptr;
@@ -297,7 +297,7 @@ void encode_state(const tensor_ref<Config>& t, std::int64_t b, std::int64_t n, c
     typename S::scale_type* scales = nullptr;
     if constexpr (codec::is_grouped<S>::value) scales = slot<Config, Slot>::scales(t) + b / S::group_size;
     const codec::rounding_key key{t.seed ^ flashoptim::detail::slot_salt[Slot], static_cast<std::uint64_t>(step),
-                                  static_cast<std::uint64_t>(b)};
+                                  t.index_base + static_cast<std::uint64_t>(b)};
     (void)codec::quantize<S>(in, n, slot<Config, Slot>::codes(t) + b, scales, key);
   }
 }
@@ -480,13 +480,15 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
     auto meta = config_metadata<C>(options.form);
     meta["hyper"] = hyper_json<C>(hyper);
     meta["step"] = std::to_string(step);
-    nlohmann::json list = nlohmann::json::array(), seeds = nlohmann::json::array();
+    nlohmann::json list = nlohmann::json::array(), seeds = nlohmann::json::array(), bases = nlohmann::json::array();
     for (std::size_t i = 0; i < count; ++i) {
       list.push_back(names[i]);
       seeds.push_back(std::to_string(tensors[i].seed));
+      bases.push_back(std::to_string(tensors[i].index_base));
     }
     meta["tensors"] = list.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
     meta["seeds"] = seeds.dump();
+    meta["index_bases"] = bases.dump();
     for (const auto& e : entries) meta["crc32/" + e.name] = "00000000";
     meta["header_crc32"] = "00000000";
 
@@ -637,18 +639,25 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     // Tensor list and seeds.
     const std::string* list_text = find_meta(fm, "tensors");
     const std::string* seeds_text = find_meta(fm, "seeds");
-    if (!list_text || !seeds_text) return status(status_code::corrupt_file, "metadata 'tensors' or 'seeds' is missing");
+    const std::string* bases_text = find_meta(fm, "index_bases");
+    if (!list_text || !seeds_text || !bases_text)
+      return status(status_code::corrupt_file, "metadata 'tensors', 'seeds' or 'index_bases' is missing");
     const nlohmann::json list = nlohmann::json::parse(*list_text, nullptr, false);
     const nlohmann::json seeds = nlohmann::json::parse(*seeds_text, nullptr, false);
-    if (!list.is_array() || !seeds.is_array() || list.size() != seeds.size())
-      return status(status_code::corrupt_file, "metadata 'tensors' and 'seeds' must be arrays of one length");
-    std::map<std::string, std::uint64_t> file_seeds;
+    const nlohmann::json bases = nlohmann::json::parse(*bases_text, nullptr, false);
+    if (!list.is_array() || !seeds.is_array() || !bases.is_array() || list.size() != seeds.size() ||
+        list.size() != bases.size())
+      return status(status_code::corrupt_file, "metadata 'tensors', 'seeds', 'index_bases': arrays of one length");
+    // Per tensor name: (seed, index_base), the stochastic-rounding stream.
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> file_seeds;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::uint64_t seed = 0;
-      if (!list[i].is_string() || !seeds[i].is_string() ||
+      std::uint64_t seed = 0, base = 0;
+      if (!list[i].is_string() || !seeds[i].is_string() || !bases[i].is_string() ||
           !parse_decimal(seeds[i].get<std::string>(), UINT64_MAX, seed) ||
-          !file_seeds.emplace(list[i].get<std::string>(), seed).second)
-        return status(status_code::corrupt_file, "metadata 'tensors'/'seeds' entry %zu is malformed or repeated", i);
+          !parse_decimal(bases[i].get<std::string>(), UINT64_MAX, base) ||
+          !file_seeds.emplace(list[i].get<std::string>(), std::make_pair(seed, base)).second)
+        return status(status_code::corrupt_file, "metadata 'tensors'/'seeds'/'index_bases' entry %zu is malformed",
+                      i);
     }
     const std::set<std::string> listed(names, names + count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -664,10 +673,12 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
         uses_stochastic_rounding<typename C::state0> || uses_stochastic_rounding<typename C::state1>;
     if (stochastic && options.check_seeds) {
       for (std::size_t i = 0; i < count; ++i) {
-        if (file_seeds[names[i]] != tensors[i].seed)
-          return status(status_code::config_mismatch, "tensor '%.80s': seed %" PRIu64 " in the file, %" PRIu64
-                        " in the tensor (stochastic rounding would diverge)", names[i].c_str(), file_seeds[names[i]],
-                        tensors[i].seed);
+        const auto recorded = file_seeds[names[i]];
+        if (recorded.first != tensors[i].seed || recorded.second != tensors[i].index_base)
+          return status(status_code::config_mismatch,
+                        "tensor '%.80s': seed/index_base %" PRIu64 "/%" PRIu64 " in the file, %" PRIu64 "/%" PRIu64
+                        " in the tensor (stochastic rounding would diverge)",
+                        names[i].c_str(), recorded.first, recorded.second, tensors[i].seed, tensors[i].index_base);
       }
     }
 

@@ -6,6 +6,8 @@
 // each rule (the reference implementation's names, so files map one-to-one
 // onto its state dicts), and the list of hyperparameter fields.
 //
+// A grouped codec's Code, Compander and Scale each need a `name` (the shipped
+// ones have one; a user compander without one does not compile here).
 // The names are the configuration's identity on disk: the loader compares
 // them to refuse a file written for another layout, and tools/ scripts write
 // them. Changing one is a format change (docs/io.md lists them all).
