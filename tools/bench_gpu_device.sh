@@ -73,10 +73,61 @@ do_sanitize() {
 
 do_bench() {
   start=$SECONDS
-  PYTHONUNBUFFERED=1 timeout 300 python3 tools/bench_report.py --bench "$(find_bin bench_gpu_step)" \
+  extra=()
+  # BENCH_EXTRA: more "binary[:regex]" specs (measurement builds)
+  for e in ${BENCH_EXTRA:-}; do extra+=(--bench "$e"); done
+  PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-300} python3 tools/bench_report.py --bench "$(find_bin bench_gpu_step)" "${extra[@]}" \
     --out "$OUT/BENCHMARKS.md" --json "$OUT/bench_gpu.json" --torch-json "$OUT/torch.json" > "$OUT/bench_table.txt" 2> "$OUT/bench.log"
   note "bench: rc=$? ($((SECONDS - start)) s)"
   cat "$OUT/bench_table.txt" >> "$summary"
+}
+
+# The GPU tests with the exhaustive sweeps limited to EXHAUSTIVE_TC (doctest
+# -tc patterns; default: all), then memcheck/racecheck on small cases.
+do_quick_tests() {
+  run_test test_gpu_exhaustive 300 -tc="${EXHAUSTIVE_TC:-*}" &
+  ex=$!
+  run_test test_gpu_step_inputs 120
+  run_test test_gpu_step_parity 200
+  run_test test_gpu_huge 90
+  wait $ex
+  start=$SECONDS
+  timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin test_gpu_step_parity)" \
+    -tc="N = 0*,many tensors*,parity adamw_default" > "$OUT/memcheck_parity.log" 2>&1
+  note "memcheck (parity: N=0/1, many tensors, adamw default): rc=$? ($((SECONDS - start)) s) $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_parity.log" | tail -1)"
+  start=$SECONDS
+  timeout 100 compute-sanitizer --tool racecheck --error-exitcode 3 "$(find_bin test_gpu_step_inputs)" \
+    -tc="skip*,gradient statistics*" > "$OUT/racecheck.log" 2>&1
+  note "racecheck (step_inputs: skip, grad stats): rc=$? ($((SECONDS - start)) s) $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
+}
+
+# Several benchmarks in one process (the first run crashed in the 10k case
+# after the Llama case in the same process; the report runs each alone).
+do_bench_same_process() {
+  start=$SECONDS
+  timeout 120 "$(find_bin bench_gpu_step)" --benchmark_filter='^step/adamw_default/(flat268M|llama1B|10k_x_4096)/default/' \
+    > "$OUT/bench_same_process.log" 2>&1
+  note "bench, three cases in one process: rc=$? ($((SECONDS - start)) s)"
+}
+
+# Hardware counters of one default AdamW step (Nsight Compute, clocks as found).
+do_ncu() {
+  if ! command -v ncu > /dev/null; then note "ncu: not found"; return; fi
+  start=$SECONDS
+  timeout 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis -k regex:step_kernel -s 2 -c 1 \
+    "$(find_bin bench_gpu_step)" --benchmark_filter='^step/adamw_default/flat268M/default' --benchmark_min_time=0.01 \
+    > "$OUT/ncu.txt" 2>&1
+  note "ncu: rc=$? ($((SECONDS - start)) s)"
+  grep -E "Duration|Issue Slots Busy|Issued Ipc|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|No Eligible|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -20 >> "$summary"
+}
+
+# compute-sanitizer on the many-tensor benchmark case (a crash seen once).
+do_bench_memcheck() {
+  start=$SECONDS
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin bench_gpu_step)" \
+    --benchmark_filter='10k_x_4096' --benchmark_min_time=0.001 > "$OUT/memcheck_bench.log" 2>&1
+  note "memcheck (bench 10k x 4096): rc=$? ($((SECONDS - start)) s) $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_bench.log" | tail -1)"
 }
 
 for w in $WHAT; do
@@ -84,6 +135,10 @@ for w in $WHAT; do
     tests) do_tests ;;
     sanitize) do_sanitize ;;
     bench) do_bench ;;
+    ncu) do_ncu ;;
+    bench_memcheck) do_bench_memcheck ;;
+    quick_tests) do_quick_tests ;;
+    bench_same_process) do_bench_same_process ;;
     *) note "unknown step $w" ;;
   esac
   pack

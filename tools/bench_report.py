@@ -39,14 +39,37 @@ SHAPES = {
 }
 
 
-def run_bench(binary, json_path, flt):
-    cmd = [binary, "--benchmark_format=json", "--benchmark_out=" + json_path, "--benchmark_out_format=json"]
-    if flt:
-        cmd.append("--benchmark_filter=" + flt)
-    print("+", " ".join(shlex.quote(c) for c in cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=sys.stderr)
-    with open(json_path) as f:
-        return json.load(f)
+def run_bench(specs, json_path):
+    """Runs every benchmark of every binary in its own process (a failing
+    one costs only itself) and merges the JSON. spec = path[:regex]."""
+    import re
+    merged = {"context": None, "benchmarks": []}
+    for spec in specs:
+        binary, _, flt = spec.partition(":")
+        listing = subprocess.run([binary, "--benchmark_list_tests"] + (["--benchmark_filter=" + flt] if flt else []),
+                                 check=True, capture_output=True, text=True).stdout.split()
+        for name in listing:
+            out = json_path + ".part"
+            cmd = [binary, "--benchmark_filter=^" + re.escape(name) + "$", "--benchmark_format=json",
+                   "--benchmark_out=" + out, "--benchmark_out_format=json"]
+            print("+", " ".join(shlex.quote(c) for c in cmd), file=sys.stderr, flush=True)
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                with open(out) as f:
+                    part = json.load(f)
+            except Exception:
+                part = {"context": None, "benchmarks": []}
+            if r.returncode != 0 or not part["benchmarks"]:
+                print(f"benchmark {name} failed (rc {r.returncode}): {r.stderr.strip()[-400:]}", file=sys.stderr)
+                merged["benchmarks"].append({"name": name, "error_occurred": True,
+                                             "error_message": r.stderr.strip()[-400:]})
+                continue
+            if merged["context"] is None:
+                merged["context"] = part["context"]
+            merged["benchmarks"] += part["benchmarks"]
+    with open(json_path, "w") as f:
+        json.dump(merged, f, indent=1)
+    return merged
 
 
 def time_torch(shape_name, dtype_name, reps=20):
@@ -88,23 +111,23 @@ def fmt_row(cells):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="path to bench_gpu_step")
+    ap.add_argument("--bench", required=True, action="append",
+                    help="path to bench_gpu_step, optionally :REGEX to select benchmarks (repeatable)")
     ap.add_argument("--out", default="BENCHMARKS.md")
     ap.add_argument("--json", default="bench_gpu.json")
     ap.add_argument("--torch-json", default=None, help="also write torch timings here")
-    ap.add_argument("--filter", default="")
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
 
-    data = run_bench(args.bench, args.json, args.filter)
-    ctx = data.get("context", {})
+    data = run_bench(args.bench, args.json)
+    ctx = data.get("context") or {}
     copy = float(ctx.get("copy_GBps", "nan"))
     rows = {}
     for b in data["benchmarks"]:
         if b.get("error_occurred"):
             print("benchmark failed:", b["name"], b.get("error_message"), file=sys.stderr)
             continue
-        rows[b["name"]] = b
+        rows[b["name"].split("/min_time")[0]] = b
 
     torch_rows = {}
     torch_note = ""
@@ -141,6 +164,9 @@ def main():
     lines.append("```")
     lines.append("")
     lines.append(f"- device: {ctx.get('device', '?')}; date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; host: {platform.node()}")
+    failed = [b["name"] for b in data["benchmarks"] if b.get("error_occurred")]
+    if failed:
+        lines.append(f"- **failed benchmarks** (see the run's log): {', '.join(failed)}")
     lines.append(f"- copy bandwidth (4 GiB cudaMemcpy device to device, read + write, median of 20): **{copy:.0f} GB/s**")
     lines.append("- time: CUDA events around each step, mean over Google Benchmark's iterations (>= 0.3 s); torch: median of 20 `opt.step()` after 3 warm-ups")
     lines.append("- bytes: the minimal traffic of a step from `layout::bytes<Config>::moved_for_size` (each input read once, each output written once, scales included); floor = bytes / copy bandwidth")

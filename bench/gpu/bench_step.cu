@@ -343,6 +343,7 @@ int main(int argc, char** argv) {
   // The targets (BENCHMARKS.md).
   add<adamw_default>("adamw_default", f);
   add<adamw_default>("adamw_default", l);
+#if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)  // a quick build for A/B measurements
   add<adamw_default>("adamw_default", m);
   add<lion_default>("lion_default", f);
   add<sgd_momentum>("sgd_momentum", f);
@@ -363,14 +364,19 @@ int main(int argc, char** argv) {
   add<adamw_torch_bf16>("adamw_torch_layout_bf16", f);
   add<adamw_torch_fp32>("adamw_torch_layout_fp32", l);
   // Tuning candidates for the default configuration (docs/gpu.md, "Tuning").
-  add<adamw_default, tuning::step_policy<128, 16, 4, true>>("adamw_default", f, "t128_n16_b4");
-  add<adamw_default, tuning::step_policy<512, 16, 1, true>>("adamw_default", f, "t512_n16_b1");
-  add<adamw_default, tuning::step_policy<256, 16, 1, true>>("adamw_default", f, "t256_n16_b1");
-  add<adamw_default, tuning::step_policy<256, 16, 3, true>>("adamw_default", f, "t256_n16_b3");
-  add<adamw_default, tuning::step_policy<256, 8, 2, true>>("adamw_default", f, "t256_n8_b2");
-  add<adamw_default, tuning::step_policy<256, 8, 4, true>>("adamw_default", f, "t256_n8_b4");
-  add<adamw_default, tuning::step_policy<256, 16, 2, false>>("adamw_default", f, "t256_n16_b2_notab");
+  // step_policy<threads, elements per thread, min blocks per SM, tables, branch-free>
+  add<adamw_default, tuning::step_policy<256, 16, 2, true, true>>("adamw_default", f, "t256_n16_b2");
+  add<adamw_default, tuning::step_policy<256, 8, 2, true, false>>("adamw_default", f, "t256_n8_b2_branchy");
+  add<adamw_default, tuning::step_policy<256, 8, 2, false, true>>("adamw_default", f, "t256_n8_b2_notab");
+  add<adamw_default, tuning::step_policy<128, 16, 4, true, true>>("adamw_default", f, "t128_n16_b4");
+  add<adamw_default, tuning::step_policy<512, 16, 1, true, true>>("adamw_default", f, "t512_n16_b1");
+  add<adamw_default, tuning::step_policy<256, 16, 1, true, true>>("adamw_default", f, "t256_n16_b1");
+  add<adamw_default, tuning::step_policy<256, 8, 2, true, true>>("adamw_default", f, "t256_n8_b2");  // = default
+  add<adamw_default, tuning::step_policy<256, 8, 3, true, true>>("adamw_default", f, "t256_n8_b3");
+  add<adamw_default, tuning::step_policy<128, 8, 6, true, true>>("adamw_default", f, "t128_n8_b6");
+#endif
   // The gradient statistics launch.
+#if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)
   benchmark::RegisterBenchmark("grad_stats/adamw_default/flat268M", bm_grad_stats<adamw_default>, f)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
@@ -379,6 +385,7 @@ int main(int argc, char** argv) {
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
       ->MinTime(0.3);
+#endif
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

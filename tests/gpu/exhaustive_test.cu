@@ -186,7 +186,7 @@ struct master_decode : no_tables {
 /// device against the host's Master::decode.
 template <class M>
 struct tabulated_decode {
-  using T = kernel::tabulated_master<M, 0>;
+  using T = kernel::kernel_master<M, true, false>;
   static constexpr std::size_t shared_bytes = kernel::table_entries * sizeof(float);
   __device__ static void prepare() {
     for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) kernel::shared_tables()[b] = T::entry(b);
@@ -203,7 +203,7 @@ struct tabulated_decode {
 /// A tabulated codec's table entries and decodes against code_value.
 template <class Codec>
 struct tabulated_codec_decode {
-  using T = kernel::tabulated_codec<Codec, 1>;
+  using T = kernel::kernel_codec<Codec, 1, true, false>;
   static constexpr std::size_t shared_bytes = 2 * kernel::table_entries * sizeof(float);
   __device__ static void prepare() {
     for (unsigned b = threadIdx.x; b < 256; b += blockDim.x)
@@ -264,6 +264,91 @@ TEST_CASE("the kernel's shared-memory tables decode as the host does") {
   sweep<tabulated_codec_decode<reference::second_moment>>("reference::second_moment", 1 << 24);
   sweep<tabulated_codec_decode<precision::fp8_momentum>>("fp8 momentum", 1 << 24);
   sweep<tabulated_codec_decode<precision::fp8_second_moment>>("fp8 second moment", 1 << 24);
+}
+
+namespace {
+/// The kernel's branch-free ULP encode against the host's M::encode.
+template <class M>
+struct branch_free_encode : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename M::param_type p;
+    typename M::aux_type a{};
+    kernel::kernel_master<M, false, true>::encode(format::float_from_bits(static_cast<std::uint32_t>(i)), p, a);
+    std::uint64_t pb = 0, ab = 0;
+    std::memcpy(&pb, &p, sizeof p);
+    std::memcpy(&ab, &a, sizeof a);
+    return pb | (ab << 32);
+  }
+};
+
+/// The branch-free softsign against the host's softsign::post, all inputs.
+struct branch_free_softsign_post : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float y = kernel::branch_free_softsign::post(format::float_from_bits(static_cast<std::uint32_t>(i)));
+    return format::bits_of(format::canonicalize_nan(y));
+  }
+};
+
+/// The clamped softsign over every fp32 value in [-1, 1]: i < half is the
+/// positive value with those bits, the rest the negative ones.
+struct clamped_softsign_post : no_tables {
+  static constexpr std::uint64_t half = 0x3f800001ull;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const std::uint32_t bits =
+        i < half ? static_cast<std::uint32_t>(i) : (static_cast<std::uint32_t>(i - half) | 0x80000000u);
+    return format::bits_of(kernel::clamped_softsign::post(format::float_from_bits(bits)));
+  }
+};
+
+/// Code rounding (the device converts with cvt.rmi, the host clamps in
+/// float): every fp32 y, four codes and modes at once.
+struct round_code_eval : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float y = format::float_from_bits(static_cast<std::uint32_t>(i));
+    const auto r = static_cast<std::uint32_t>(mix(i, 3));
+    using codec::code_rounding;
+    const std::uint64_t a = static_cast<std::uint8_t>(codec::detail::round_code<-127, 127>(y, code_rounding::half_up, 0));
+    const std::uint64_t b = static_cast<std::uint8_t>(codec::detail::round_code<0, 254>(y, code_rounding::half_up_nonzero, 0));
+    const std::uint64_t c = static_cast<std::uint8_t>(codec::detail::round_code<0, 255>(y, code_rounding::half_up, 0));
+    const std::uint64_t d = static_cast<std::uint8_t>(codec::detail::round_code<-127, 127>(y, code_rounding::stochastic, r));
+    return a | (b << 8) | (c << 16) | (d << 24);
+  }
+};
+
+/// format::sqrt_rn: the device's branch-free formulation against the
+/// host's sqrtf (IEEE), and the device's __fsqrt_rn against it too.
+struct sqrt_rn_eval : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float x = format::float_from_bits(static_cast<std::uint32_t>(i));
+    return format::bits_of(format::canonicalize_nan(format::sqrt_rn(x)));
+  }
+};
+struct fsqrt_rn_eval : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float x = format::float_from_bits(static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(format::canonicalize_nan(__fsqrt_rn(x)));
+#else
+    return format::bits_of(format::canonicalize_nan(__builtin_sqrtf(x)));
+#endif
+  }
+};
+}  // namespace
+
+TEST_CASE("sqrt_rn: device formulation == __fsqrt_rn == host sqrtf, all 2^32 inputs") {
+  sweep<sqrt_rn_eval>("format::sqrt_rn", all32);
+  sweep<fsqrt_rn_eval>("__fsqrt_rn", all32);
+}
+
+TEST_CASE("the kernel's branch-free encoders are the host's, over every input") {
+  using namespace flashoptim::codec;
+  sweep<branch_free_encode<ulp_correction<bf16, std::int8_t>>>("branch-free ulp bf16+int8 encode", all32);
+  sweep<branch_free_encode<ulp_correction<bf16, std::int16_t>>>("branch-free ulp bf16+int16 encode", all32);
+  sweep<branch_free_encode<ulp_correction<fp16, std::int8_t>>>("branch-free ulp fp16+int8 encode", all32);
+  sweep<branch_free_encode<ulp_correction<fp16, std::int16_t>>>("branch-free ulp fp16+int16 encode", all32);
+  sweep<branch_free_softsign_post>("branch-free softsign post", all32);
+  sweep<clamped_softsign_post>("clamped softsign post", 2 * clamped_softsign_post::half);
+  sweep<round_code_eval>("code rounding", all32);
 }
 
 namespace {

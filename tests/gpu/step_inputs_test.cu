@@ -182,6 +182,24 @@ TEST_CASE("captured graph: grad stats, step with skip-on-overflow, advance step 
   }
 }
 
+TEST_CASE("a step on a non-blocking stream right after build sees the whole table") {
+  // build() uploads with cudaMemcpy from pageable memory, whose DMA may not
+  // have landed when it returns; a non-blocking stream is not ordered after
+  // it. build() must wait (a large table makes the race likely).
+  fixture f(std::vector<std::int64_t>(12000, 512), 81);
+  cudaStream_t stream;
+  GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  device::step_plan<C> fresh;
+  const auto refs = f.ts.refs(true);
+  STATUS_OK(fresh.build(refs.data(), refs.size()));
+  step_args a;
+  STATUS_OK(fresh.step_async(adam_hyper(), a, stream));
+  GPU_CHECK(cudaStreamSynchronize(stream));
+  STATUS_OK(cpu_step(f.ts, adam_hyper(), a));
+  f.check_same("first step on a non-blocking stream");
+  GPU_CHECK(cudaStreamDestroy(stream));
+}
+
 TEST_CASE("gradient statistics: flag and sum of squares, deterministic") {
   fixture f({1, 1025, 40000, 0, 77777});
   device_bytes mem(2 * sizeof(grad_stats));

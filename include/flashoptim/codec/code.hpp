@@ -34,14 +34,21 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float unit_uniform(std::uint32_t r) {
 /// round(qmax * y) as an integer in [lo, qmax], NaN -> 0.
 template <int Lo, int QMax>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int round_code(float y, code_rounding mode, std::uint32_t random_bits) {
-  if (format::is_nan(y)) return 0;
   const float s = y * static_cast<float>(QMax);
   const float offset = mode == code_rounding::stochastic ? unit_uniform(random_bits) : 0.5f;
-  // Clamp before converting: float -> int of an out-of-range value (an inf
-  // state under a code without sentinel) is undefined, and x86 and the GPU
-  // answer differently (INT_MIN vs INT_MAX).
-  const float f = format::floor_exact(s + offset);
-  int q = f < static_cast<float>(Lo) ? Lo : (f > static_cast<float>(QMax) ? QMax : static_cast<int>(f));
+#if FLASHOPTIM_DEVICE_CODE
+  // cvt.rmi.s32.f32 is floor, saturates out-of-range values and maps NaN to
+  // 0: the host expression below in one instruction (checked on all 2^32 y).
+  const int r = __float2int_rd(s + offset);
+  int q = r < Lo ? Lo : (r > QMax ? QMax : r);
+#else
+  // Clamp in float, then convert: float -> int of an out-of-range value (an
+  // inf state under a code without sentinel) is undefined, and x86 and the
+  // GPU answer differently (INT_MIN vs INT_MAX).
+  const float f = format::min_num(format::max_num(format::floor_exact(s + offset), static_cast<float>(Lo)),
+                                  static_cast<float>(QMax));
+  int q = format::is_nan(y) ? 0 : static_cast<int>(f);
+#endif
   if (mode == code_rounding::half_up_nonzero && q == 0 && y > 0.0f) q = 1;
   return q;
 }

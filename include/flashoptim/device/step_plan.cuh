@@ -174,8 +174,9 @@ class step_plan {
     return convert(descs, count, refs);
   }
 
-  /// Validates, then uploads the table to the current device (synchronous:
-  /// this is set-up, not a step). On error the plan is left as it was.
+  /// Validates, then uploads the table to the current device and waits for
+  /// the device (this is set-up, not a step: it may allocate and
+  /// synchronize). On error the plan is left as it was.
   status build(const tensor_ref<Config>* tensors, std::size_t count) {
     FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count));
     return upload(std::vector<tensor_ref<Config>>(tensors, tensors + count));
@@ -275,6 +276,11 @@ class step_plan {
                                           cudaMemcpyHostToDevice),
                                "uploading the tensor table");
     if (st.ok()) st = detail::cuda_status(cudaMemset(base + off_done, 0, 256), "clearing the workspace");
+    // cudaMemcpy from pageable memory may return before its DMA lands, and
+    // cudaMemset is asynchronous: a step launched next on a non-blocking
+    // stream could read a half-written table (seen with 10,000 tensors).
+    // build() is set-up, so it waits for the device.
+    if (st.ok()) st = detail::cuda_status(cudaDeviceSynchronize(), "uploading the tensor table");
     if (!st.ok()) {
       cudaFree(mem);
       return st;

@@ -1,16 +1,21 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Decoding through shared-memory tables. A 1-byte state code's normalized
-// value (grouped::code_value: a division by qmax, and for softsign a second
-// division) and an int8 correction's fraction c / M are pure functions of
-// one byte, so each block evaluates them once for all 256 bytes, with the
-// very functions the CPU calls, and every element looks its value up. This
-// saves two to three IEEE divisions per element, which is what keeps the
-// fused step within the H200's instruction budget at the bandwidth floor
-// (docs/gpu.md). The wrappers change nothing else: `tabulated_config<C>`
-// has C's rule, storage types and encoders, and tests/gpu checks that every
-// table entry and every tabulated decode is bitwise the host's.
+// The codecs as the kernel runs them: the same functions, computed for less.
+// step_tile is called with kernel_config<Config>, whose master mode and
+// state codecs are thin wrappers of Config's:
+//   - tables: a 1-byte state code's normalized value (grouped::code_value: a
+//     division by qmax, and for softsign a second division) and an int8
+//     correction's fraction c / M are pure functions of one byte; each block
+//     evaluates them once for all 256 bytes with the very functions the CPU
+//     calls and every element looks its value up in shared memory;
+//   - branch-free encoders (policy BranchFree): the ULP correction and the
+//     softsign compander computed without data-dependent branches, so an
+//     element's encode is one basic block the compiler can interleave with
+//     the next element's.
+// Both save instructions per element, which is what bounds the fused step
+// on the H200 (docs/gpu.md). tests/gpu/exhaustive_test.cu checks every table
+// entry and every wrapped function against the host's over all inputs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,47 +57,142 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE T from_byte(unsigned b) {
   std::memcpy(&q, &c, 1);
   return q;
 }
+
+#if FLASHOPTIM_DEVICE_CODE
+/// CUDA's IEEE division fast path (what __fdiv_rn runs when its operand
+/// check passes), without the check: callers guarantee operands for which
+/// the check passes.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float div_fast_path(float a, float b) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  const float e = __fmaf_rn(-b, r, 1.0f);
+  const float r2 = __fmaf_rn(r, e, r);
+  const float q = __fmaf_rn(a, r2, 0.0f);
+  const float rem = __fmaf_rn(-b, q, a);
+  return __fmaf_rn(r2, rem, q);
+}
+#endif
 }  // namespace detail
 
-/// A grouped codec whose code is one byte.
-template <class C>
-struct is_tabulable_codec
-    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
-
-/// A ULP-correction master mode with an int8 correction.
-template <class M>
-struct is_tabulable_master : std::false_type {};
-template <class T>
-struct is_tabulable_master<codec::ulp_correction<T, std::int8_t>> : std::true_type {};
-
-/// Codec C with decode_tile reading code values from table slot Slot.
-template <class C, int Slot>
-struct tabulated_codec : C {
-  using typename C::code_type;
-  using typename C::scale_type;
-  using scale_format = typename C::scale_format;
-
-  /// Entry b of the table: the host's code_value of byte b.
-  FLASHOPTIM_HOST_DEVICE static float entry(unsigned b) { return C::code_value(detail::from_byte<code_type>(b)); }
-
-  template <int N>
-  FLASHOPTIM_HOST_DEVICE static void decode_tile(const code_type (&q)[N], scale_type s, float (&out)[N]) {
+/// softsign with post(n) = 2n / (1 + |n|) computed without a branch, the
+/// IEEE quotient for every input:
+///   |n| < 2^-25   1 + |n| rounds to 1: the quotient is 2n exactly
+///   |n| >= 2^25   1 + |n| rounds to |n|: the quotient is +-2, or +-inf once
+///                 2n overflows, or NaN for n = +-inf
+///   otherwise     both operands are normal and within the range where the
+///                 division's fast path is the correctly rounded quotient
+/// (NaN in, NaN out). Checked against softsign::post on all 2^32 inputs.
+struct branch_free_softsign : codec::softsign {
+  FLASHOPTIM_HOST_DEVICE static float post(float n) {
 #if FLASHOPTIM_DEVICE_CODE
-    const float* table = shared_tables() + Slot * table_entries;
-    const float scale = scale_format::load(s);
-    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) out[i] = C::decode(table[detail::byte_of(q[i])], scale);
+    const float num = 2.0f * n;
+    const float a = format::abs_bits(n);
+    const float q = detail::div_fast_path(num, 1.0f + a);
+    const float big = format::is_finite(num) ? format::copysign_bits(2.0f, n)
+                                             : (format::is_finite(a) ? num : format::float_from_bits(0x7fffffffu));
+    return a < format::pow2(-25) ? num : (a >= format::pow2(25) ? big : q);
 #else
-    C::decode_tile(q, s, out);
+    return codec::softsign::post(n);
 #endif
   }
 };
 
-/// ulp_correction<T, int8> with the fraction c / 127 read from table slot Slot.
-/// decode is master.hpp's: float(p) + scale_pow2(c / M, log2_half_ulp(p)).
-template <class M, int Slot>
-struct tabulated_master : M {
+/// branch_free_softsign for inputs a clamping scale produces (finite,
+/// |n| <= 1), where the |n| >= 2^25 case cannot occur. Checked against
+/// softsign::post on every fp32 value in [-1, 1].
+struct clamped_softsign : codec::softsign {
+  FLASHOPTIM_HOST_DEVICE static float post(float n) {
+#if FLASHOPTIM_DEVICE_CODE
+    const float num = 2.0f * n;
+    const float a = format::abs_bits(n);
+    const float q = detail::div_fast_path(num, 1.0f + a);
+    return a < format::pow2(-25) ? num : q;
+#else
+    return codec::softsign::post(n);
+#endif
+  }
+};
+
+/// Scale formats whose normalize clamps to [-1, 1].
+template <class S>
+struct scale_clamps : std::false_type {};
+template <>
+struct scale_clamps<codec::scale_fp32> : std::true_type {};
+template <class T>
+struct scale_clamps<codec::scale_rounded_up<T>> : std::true_type {};
+
+namespace detail {
+template <class C, bool BranchFree>
+struct codec_base {
+  using type = C;
+};
+template <class Code, class Scale, codec::code_rounding R>
+struct codec_base<codec::grouped<Code, codec::softsign, Scale, R>, true> {
+  using compander = std::conditional_t<scale_clamps<Scale>::value, clamped_softsign, branch_free_softsign>;
+  using type = codec::grouped<Code, compander, Scale, R>;
+};
+}  // namespace detail
+
+/// A grouped codec C as the kernel runs it: decode through table slot Slot
+/// (Tabulate, 1-byte codes), encode with branch-free companders (BranchFree).
+template <class C, int Slot, bool Tabulate, bool BranchFree>
+struct kernel_codec : detail::codec_base<C, BranchFree>::type {
+  using base = typename detail::codec_base<C, BranchFree>::type;
+  using typename base::code_type;
+  using typename base::scale_type;
+  using scale_format = typename base::scale_format;
+  static constexpr bool tabulated = Tabulate;
+
+  /// Entry b of the table: the host's code_value of byte b.
+  FLASHOPTIM_HOST_DEVICE static float entry(unsigned b) { return C::code_value(detail::from_byte<code_type>(b)); }
+
+  /// grouped::encode_tile with the sentinel chosen by a select instead of a
+  /// branch (BranchFree): the discarded quantization of a non-finite element
+  /// is computed on clamped, finite-or-NaN values and is well defined.
+  template <int N, class Reduce>
+  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], scale_type& s,
+                                                 Reduce&& reduce, const codec::rounding_key& key) {
+    if constexpr (BranchFree) {
+      using Code = typename base::code_format;
+      using Compander = typename base::compander;
+      float t[N];
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) t[i] = Compander::pre(x[i]);
+      const float amax = reduce(base::template tile_amax<N>(t));
+      s = scale_format::store(amax);
+      const auto norm = scale_format::make_norm(amax, s);
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
+        const float y = Compander::post(scale_format::normalize(t[i], norm));
+        const code_type v = Code::quantize(
+            y, base::rounding, base::rounding == codec::code_rounding::stochastic ? key.bits(i) : 0u);
+        q[i] = Code::has_sentinel && !format::is_finite(t[i]) ? Code::sentinel() : v;
+      }
+    } else {
+      base::encode_tile(x, q, s, reduce, key);
+    }
+  }
+
+  template <int N>
+  FLASHOPTIM_HOST_DEVICE static void decode_tile(const code_type (&q)[N], scale_type s, float (&out)[N]) {
+#if FLASHOPTIM_DEVICE_CODE
+    if constexpr (Tabulate) {
+      const float* table = shared_tables() + Slot * table_entries;
+      const float scale = scale_format::load(s);
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) out[i] = base::decode(table[detail::byte_of(q[i])], scale);
+      return;
+    }
+#endif
+    C::decode_tile(q, s, out);
+  }
+};
+
+/// ulp_correction<T, C> as the kernel runs it: the fraction c / M read from
+/// table slot 0 (Tabulate, int8 corrections), encode without branches
+/// (BranchFree). decode and encode are master.hpp's formulas.
+template <class M, bool Tabulate, bool BranchFree>
+struct kernel_master : M {
   using typename M::param_type;
   using typename M::aux_type;
+  static constexpr bool tabulated = Tabulate;
 
   FLASHOPTIM_HOST_DEVICE static float entry(unsigned b) {
     return format::div_rn(static_cast<float>(detail::from_byte<aux_type>(b)), static_cast<float>(M::max_code));
@@ -100,30 +200,106 @@ struct tabulated_master : M {
 
   FLASHOPTIM_HOST_DEVICE static float decode(param_type p, aux_type c) {
 #if FLASHOPTIM_DEVICE_CODE
-    const float f = shared_tables()[Slot * table_entries + detail::byte_of(c)];
-    return format::to_float(p) + format::scale_pow2(f, M::log2_half_ulp(p));
-#else
-    return M::decode(p, c);
+    if constexpr (Tabulate) {
+      const float f = shared_tables()[detail::byte_of(c)];
+      return format::to_float(p) + format::scale_pow2(f, M::log2_half_ulp(p));
+    }
 #endif
+    return M::decode(p, c);
+  }
+
+  /// M::encode with its early return for a non-finite error turned into a
+  /// select (clamping keeps the discarded value's conversion defined).
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, param_type& p, aux_type& c) {
+    if constexpr (BranchFree) {
+      p = format::from_float<param_type>(x);
+      const float e = x - format::to_float(p);
+      const float en = format::scale_pow2(e, -M::log2_half_ulp(p));
+      const float clamped = format::min_num(format::max_num(en, -1.0f), 1.0f);
+      const float s = clamped * static_cast<float>(M::max_code);
+      const float r = format::floor_exact(format::abs_bits(s) + 0.5f);
+      const int q = static_cast<int>(format::copysign_bits(r, s));
+      c = format::is_finite(e) ? static_cast<aux_type>(q) : aux_type{0};
+    } else {
+      M::encode(x, p, c);
+    }
   }
 };
 
-/// Config with every tabulable decode going through a table (Enable), or
-/// Config's own types (!Enable). Everything step_tile reads is forwarded.
-template <class Config, bool Enable>
-struct tabulated_config {
-  static constexpr bool tab_master = Enable && is_tabulable_master<typename Config::master>::value;
-  static constexpr bool tab_state0 = Enable && is_tabulable_codec<typename Config::state0>::value;
-  static constexpr bool tab_state1 = Enable && is_tabulable_codec<typename Config::state1>::value;
-  static constexpr bool any = tab_master || tab_state0 || tab_state1;
+}  // namespace flashoptim::kernel
+
+namespace flashoptim::codec {
+/// master_update for the kernel's branch-free ULP modes: encode, then keep
+/// the old bytes by a select (instead of a branch around the encode) when
+/// the fp32 value did not change. Same bytes as the primary template.
+#define FLASHOPTIM_KERNEL_MASTER_UPDATE(T, C, TAB)                                                                \
+  template <>                                                                                                     \
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::kernel_master<ulp_correction<T, C>, TAB, true>>( \
+      float before, float after, T& p, C& a) {                                                                    \
+    T np;                                                                                                         \
+    C na;                                                                                                         \
+    kernel::kernel_master<ulp_correction<T, C>, TAB, true>::encode(after, np, na);                                \
+    const bool keep = format::bits_of(before) == format::bits_of(after);                                          \
+    p = keep ? p : np;                                                                                            \
+    a = keep ? a : na;                                                                                            \
+  }
+FLASHOPTIM_KERNEL_MASTER_UPDATE(bf16, std::int8_t, true)
+FLASHOPTIM_KERNEL_MASTER_UPDATE(bf16, std::int8_t, false)
+FLASHOPTIM_KERNEL_MASTER_UPDATE(fp16, std::int8_t, true)
+FLASHOPTIM_KERNEL_MASTER_UPDATE(fp16, std::int8_t, false)
+FLASHOPTIM_KERNEL_MASTER_UPDATE(bf16, std::int16_t, false)
+FLASHOPTIM_KERNEL_MASTER_UPDATE(fp16, std::int16_t, false)
+#undef FLASHOPTIM_KERNEL_MASTER_UPDATE
+}  // namespace flashoptim::codec
+
+namespace flashoptim::kernel {
+
+/// A grouped codec whose code is one byte.
+template <class C>
+struct is_tabulable_codec
+    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
+
+namespace detail {
+template <class M, bool Tabulate, bool BranchFree>
+struct master_select {
+  using type = M;
+  static constexpr bool tabulated = false;
+};
+template <class T, class C, bool Tabulate, bool BranchFree>
+struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree> {
+  static constexpr bool tabulated = Tabulate && std::is_same<C, std::int8_t>::value;
+  using type = kernel_master<codec::ulp_correction<T, C>, tabulated, BranchFree>;
+};
+
+template <class C, int Slot, bool Tabulate, bool BranchFree, bool Grouped = codec::is_grouped<C>::value>
+struct codec_select {
+  using type = C;
+  static constexpr bool tabulated = false;
+};
+template <class C, int Slot, bool Tabulate, bool BranchFree>
+struct codec_select<C, Slot, Tabulate, BranchFree, true> {
+  static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
+  using type = kernel_codec<C, Slot, tabulated, BranchFree>;
+};
+}  // namespace detail
+
+/// Config as the kernel runs it: everything step_tile reads, with the
+/// master mode and state codecs replaced by their kernel wrappers.
+template <class Config, bool Tabulate, bool BranchFree = false>
+struct kernel_config {
+  using base = Config;
+  using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree>;
+  using state0_sel = detail::codec_select<typename Config::state0, 1, Tabulate, BranchFree>;
+  using state1_sel = detail::codec_select<typename Config::state1, 2, Tabulate, BranchFree>;
+  static constexpr bool any = master_sel::tabulated || state0_sel::tabulated || state1_sel::tabulated;
 
   using rule = typename Config::rule;
-  using master = std::conditional_t<tab_master, tabulated_master<typename Config::master, 0>, typename Config::master>;
+  using master = typename master_sel::type;
   using param_type = typename Config::param_type;
   using aux_type = typename Config::aux_type;
   using grad_type = typename Config::grad_type;
-  using state0 = std::conditional_t<tab_state0, tabulated_codec<typename Config::state0, 1>, typename Config::state0>;
-  using state1 = std::conditional_t<tab_state1, tabulated_codec<typename Config::state1, 2>, typename Config::state1>;
+  using state0 = typename state0_sel::type;
+  using state1 = typename state1_sel::type;
   using hyper = typename Config::hyper;
   using scalars = typename Config::scalars;
   static constexpr bool has_aux = Config::has_aux;
@@ -138,9 +314,9 @@ struct tabulated_config {
     if constexpr (any) {
       float* t = shared_tables();
       for (unsigned b = threadIdx.x; b < static_cast<unsigned>(table_entries); b += blockDim.x) {
-        if constexpr (tab_master) t[0 * table_entries + b] = master::entry(b);
-        if constexpr (tab_state0) t[1 * table_entries + b] = state0::entry(b);
-        if constexpr (tab_state1) t[2 * table_entries + b] = state1::entry(b);
+        if constexpr (master_sel::tabulated) t[0 * table_entries + b] = master::entry(b);
+        if constexpr (state0_sel::tabulated) t[1 * table_entries + b] = state0::entry(b);
+        if constexpr (state1_sel::tabulated) t[2 * table_entries + b] = state1::entry(b);
       }
     }
 #endif

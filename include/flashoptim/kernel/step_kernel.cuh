@@ -115,7 +115,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
   // A compile-time `valid` on the vector path lets the compiler share the
   // rule's sqrt(v) with the second-moment compander's.
   step_tile<TC, N>(sc, d, Vector ? N : valid, group_max<32 / N>{},
-                   codec::rounding_key{t.seed, step, static_cast<std::uint64_t>(e)});
+                   codec::rounding_key{t.seed, step, t.index_base + static_cast<std::uint64_t>(e)});
 
   if constexpr (Vector) {
     P::store(t.param + e, d.param);
@@ -138,16 +138,10 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
   }
 }
 
-/// tabulated_config plus the original config, for the tile function.
-template <class Config, bool Tabulate>
-struct kernel_config : tabulated_config<Config, Tabulate> {
-  using base = Config;
-};
-
 template <class Config, class Policy, bool DeviceInputs>
 __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     step_kernel(const __grid_constant__ step_params<Config> p) {
-  using TC = kernel_config<Config, Policy::tabulate>;
+  using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free>;
   using scalars = typename Config::scalars;
   constexpr int N = Policy::elements_per_thread;
   constexpr std::int64_t unit = Policy::unit_elements;
@@ -215,7 +209,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 /// Dynamic shared memory of a step launch.
 template <class Config, class Policy>
 constexpr std::size_t step_shared_bytes() {
-  return kernel_config<Config, Policy::tabulate>::shared_bytes;
+  return kernel_config<Config, Policy::tabulate, Policy::branch_free>::shared_bytes;
 }
 
 /// The kernel a launch with these template arguments runs (for occupancy
