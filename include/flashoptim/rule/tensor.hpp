@@ -102,7 +102,7 @@ status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with
 /// overlaps any other buffer of the list (O(k log k) in the number of
 /// buffers; allocates, so plans run it once, not per step).
 template <class Config>
-status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count) {
+status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count, bool with_grad = true) {
   if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
   struct span {
     std::uintptr_t begin, end;
@@ -114,7 +114,7 @@ status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count
   spans.reserve(count * 7);
   for (std::size_t i = 0; i < count; ++i) {
     const auto& t = tensors[i];
-    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, t));
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, t, with_grad));
     const std::int64_t n = t.size;
     auto add = [&](const void* p, std::size_t bytes, const char* name, bool written) {
       if (p != nullptr && bytes > 0) {
@@ -125,7 +125,7 @@ status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count
     using R = tensor_ref<Config>;
     add(t.param, static_cast<std::size_t>(n) * sizeof(typename R::param_type), "param", true);
     add(t.aux, static_cast<std::size_t>(n) * storage_bytes<typename R::aux_type>, "correction", true);
-    add(t.grad, static_cast<std::size_t>(n) * sizeof(typename R::grad_type), "grad", false);
+    if (with_grad) add(t.grad, static_cast<std::size_t>(n) * sizeof(typename R::grad_type), "grad", false);
     add(t.code0, static_cast<std::size_t>(n) * storage_bytes<typename R::code0_type>, "state0", true);
     add(t.scale0, static_cast<std::size_t>(codec::scale_count<typename Config::state0>(n)) *
                       storage_bytes<typename R::scale0_type>, "state0 scales", true);

@@ -1,0 +1,210 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Off-load step time next to its parts (issue 4): the whole step with a
+// fraction f of the tensors in host memory, the GPU part alone, the CPU part
+// alone (gradients already on the host), and the transfers alone (gradients
+// to the host, parameters back, in the pipeline's chunks). Target: the step
+// within 1.15x of its largest part.
+//   bench_offload [--params N] [--tensors T] [--fraction f] [--repeats R]
+// Prints a markdown table; tools/bench_report.py pastes it into BENCHMARKS.md.
+#include <cuda_runtime.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "flashoptim/device/offload.cuh"
+#include "flashoptim/device/state_layout.hpp"
+#include "flashoptim/flashoptim.hpp"
+
+using namespace flashoptim;
+namespace c = flashoptim::codec;
+using cfg = step_config<rule::adamw, c::ulp_correction<bf16, std::int8_t>, bf16, c::defaults::momentum,
+                        c::defaults::second_moment>;
+
+#define CHECK_CUDA(x)                                                                         \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+#define CHECK_STATUS(x)                                                  \
+  do {                                                                   \
+    const ::flashoptim::status s_ = (x);                                 \
+    if (!s_.ok()) {                                                      \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_.what()); \
+      std::exit(1);                                                      \
+    }                                                                    \
+  } while (0)
+
+namespace {
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+template <class F>
+double median_ms(int repeats, F&& f) {
+  f();  // warm-up
+  f();
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const double t0 = now_ms();
+    f();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    t.push_back(now_ms() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t params = std::int64_t{1} << 28;
+  int tensors = 64;
+  double fraction = 0.5;
+  int repeats = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--params") params = std::atoll(argv[i + 1]);
+    else if (a == "--tensors") tensors = std::atoi(argv[i + 1]);
+    else if (a == "--fraction") fraction = std::atof(argv[i + 1]);
+    else if (a == "--repeats") repeats = std::atoi(argv[i + 1]);
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
+  }
+  const std::int64_t n = (params / tensors + 31) / 32 * 32;
+  // device: every tensor's parameters and gradients, and the states of all
+  std::vector<tensor_ref<cfg>> dev(tensors);
+  std::vector<void*> allocations;
+  for (int i = 0; i < tensors; ++i) {
+    void *p, *g, *st;
+    const auto l = state_layout<cfg>::for_size(n);
+    CHECK_CUDA(cudaMalloc(&p, n * sizeof(bf16)));
+    CHECK_CUDA(cudaMalloc(&g, n * sizeof(bf16)));
+    CHECK_CUDA(cudaMalloc(&st, l.bytes));
+    CHECK_CUDA(cudaMemset(p, 0x3c, n * sizeof(bf16)));  // ~0.0115 in bf16
+    CHECK_CUDA(cudaMemset(g, 0x3b, n * sizeof(bf16)));
+    CHECK_CUDA(cudaMemset(st, 0, l.bytes));
+    dev[i].param = static_cast<bf16*>(p);
+    dev[i].grad = static_cast<bf16*>(g);
+    l.carve(st, dev[i]);
+    dev[i].seed = i;
+    allocations.insert(allocations.end(), {p, g, st});
+  }
+  const std::size_t k = device::offload_plan<cfg>::host_tensor_count(dev.data(), dev.size(), fraction);
+  std::vector<tensor_ref<cfg>> host(k);
+  std::vector<void*> pinned;
+  for (std::size_t i = 0; i < k; ++i) {
+    void *p, *st;
+    const auto l = state_layout<cfg>::for_size(n);
+    CHECK_CUDA(cudaHostAlloc(&p, n * sizeof(bf16), cudaHostAllocDefault));
+    CHECK_CUDA(cudaHostAlloc(&st, l.bytes, cudaHostAllocDefault));
+    std::memset(st, 0, l.bytes);
+    host[i].param = static_cast<bf16*>(p);
+    l.carve(st, host[i]);
+    pinned.insert(pinned.end(), {p, st});
+  }
+  device::offload_plan<cfg> plan;
+  CHECK_STATUS(plan.build(dev.data(), dev.size(), fraction, host.data(), k));
+  cfg::hyper h;
+  h.lr = 1e-4;
+  std::int64_t step = 0;
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // 1. the whole off-load step
+  const double full = median_ms(repeats, [&] {
+    step_args a;
+    a.step = ++step;
+    CHECK_STATUS(plan.step(h, a, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+  });
+  // 2. the GPU part alone
+  double gpu_part = 0;
+  if (plan.gpu_plan().built()) {
+    gpu_part = median_ms(repeats, [&] {
+      step_args a;
+      a.step = ++step;
+      CHECK_STATUS(plan.gpu_plan().step_async(h, a, stream));
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+    });
+  }
+  // 3. the CPU part alone: the same chunks, gradients already in pinned host memory
+  const std::int64_t chunk = tuning::offload_chunk_elements;
+  bf16* host_grad = nullptr;
+  CHECK_CUDA(cudaHostAlloc(&host_grad, chunk * sizeof(bf16), cudaHostAllocDefault));
+  std::memset(host_grad, 0x3b, chunk * sizeof(bf16));
+  double cpu_part = 0;
+  if (k > 0) {
+    cpu_part = median_ms(repeats, [&] {
+      step_args a;
+      a.step = ++step;
+      for (std::size_t i = 0; i < k; ++i)
+        for (std::int64_t b = 0; b < n; b += chunk) {
+          tensor_ref<cfg> v = host[i];
+          v.param += b, v.aux += b, v.code0 += b, v.code1 += b, v.scale0 += b / 32, v.scale1 += b / 32;
+          v.size = std::min(chunk, n - b);
+          v.grad = host_grad;
+          CHECK_STATUS(cpu::step<cfg>(h, a, &v, 1));
+        }
+    });
+  }
+  // 4. the transfers alone, chunked, on two streams as in the pipeline
+  cudaStream_t d2h, h2d;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking));
+  std::vector<bf16*> staging(3);
+  for (auto& s : staging) CHECK_CUDA(cudaHostAlloc(&s, chunk * sizeof(bf16), cudaHostAllocDefault));
+  double transfers = 0;
+  if (k > 0) {
+    transfers = median_ms(repeats, [&] {
+      int j = 0;
+      for (std::size_t i = 0; i < k; ++i)
+        for (std::int64_t b = 0; b < n; b += chunk, ++j) {
+          const std::size_t bytes = std::min(chunk, n - b) * sizeof(bf16);
+          CHECK_CUDA(cudaMemcpyAsync(staging[j % 3], dev[i].grad + b, bytes, cudaMemcpyDeviceToHost, d2h));
+          CHECK_CUDA(cudaMemcpyAsync(dev[i].param + b, host[i].param + b, bytes, cudaMemcpyHostToDevice, h2d));
+        }
+      CHECK_CUDA(cudaStreamSynchronize(d2h));
+      CHECK_CUDA(cudaStreamSynchronize(h2d));
+    });
+  }
+  const double largest = std::max({gpu_part, cpu_part, transfers});
+  const double off_params = static_cast<double>(k) * n;
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("### Off-load: AdamW, bf16 + int8 correction, default 8-bit states\n\n");
+  std::printf("%s; %d CPU threads, %s path; %d tensors of %lld parameters (%.0f M in all), fraction %.2f: %zu tensors "
+              "(%.0f M parameters) on the host, %.3g host bytes per off-loaded parameter; chunks of %lld elements. "
+              "Median of %d steps.\n\n",
+              prop.name, omp_get_max_threads(), to_string(cpu::selected_isa<cfg>()), tensors, (long long)n,
+              tensors * static_cast<double>(n) / 1e6, fraction, k, off_params / 1e6, layout::host_bytes_per_param<cfg>(),
+              (long long)chunk, repeats);
+  std::printf("| part | time ms | notes |\n|---|---|---|\n");
+  std::printf("| GPU step of the %zu GPU tensors | %.3f | |\n", tensors - k, gpu_part);
+  std::printf("| CPU step of the off-loaded tensors | %.3f | %.2f G params/s |\n", cpu_part,
+              cpu_part > 0 ? off_params / (cpu_part * 1e6) : 0.0);
+  std::printf("| transfers (grads to host, params back) | %.3f | %.1f GB/s each way |\n", transfers,
+              transfers > 0 ? off_params * 2 / (transfers * 1e6) : 0.0);
+  std::printf("| **whole off-load step** | **%.3f** | **%.2fx the largest part** (target <= 1.15x) |\n", full,
+              largest > 0 ? full / largest : 0.0);
+  for (void* p : allocations) cudaFree(p);
+  for (void* p : pinned) cudaFreeHost(p);
+  for (auto* s : staging) cudaFreeHost(s);
+  cudaFreeHost(host_grad);
+  return 0;
+}

@@ -1,0 +1,351 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Optimizer off-load: a fraction of the tensors (Megatron's rule, see
+// layout/offload.hpp) keep their correction and states in pinned host memory
+// and are stepped by the CPU path; the rest are stepped on the GPU. Each step
+// copies the off-loaded gradients to the host in chunks, steps each chunk
+// on CPU threads as soon as it lands, and copies its updated 16-bit
+// parameters back, while the next chunks' copies and the GPU part's step run.
+// The CPU path and the GPU kernel are bit-identical, so the result is the
+// same for every fraction.
+//
+// Host memory per off-loaded parameter is exactly the layout's bytes: the
+// parameter's host copy, its correction and its states (the caller's pinned
+// buffers). Gradients pass through a fixed number of pinned staging chunks.
+//
+//   flashoptim::device::offload_plan<cfg> plan;
+//   FLASHOPTIM_RETURN_IF_ERROR(plan.build(device_views, n, 0.5, host_views, plan_host_count));
+//   FLASHOPTIM_RETURN_IF_ERROR(plan.step(hyper, {step}, stream));   // returns when the CPU part is done
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <vector>
+
+#include "flashoptim/cpu/step.hpp"
+#include "flashoptim/device/step_plan.cuh"
+#include "flashoptim/layout/offload.hpp"
+#include "flashoptim/tuning/offload.hpp"
+
+namespace flashoptim::device {
+
+struct offload_options {
+  /// Elements per pipelined chunk; a multiple of 32, so chunks are whole groups.
+  std::int64_t chunk_elements = tuning::offload_chunk_elements;
+  /// Pinned gradient staging buffers (chunks in flight).
+  int staging_buffers = tuning::offload_staging_buffers;
+  /// Threads, instruction set and denormal handling of the CPU part.
+  cpu::step_options cpu{};
+};
+
+namespace detail {
+
+/// Whether [p, p + bytes) is pinned host memory (device = false) or device
+/// memory (device = true), checked at both ends.
+inline status check_memory_kind(std::size_t tensor, const char* name, const void* p, std::size_t bytes, bool device) {
+  if (p == nullptr || bytes == 0) return status();
+  const void* ends[2] = {p, static_cast<const char*>(p) + (bytes - 1)};
+  for (const void* q : ends) {
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, q);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return cuda_status(e, "cudaPointerGetAttributes");
+    }
+    if (device && a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+      return status(status_code::invalid_argument, "tensor %zu: %s at %p is not device memory", tensor, name, q);
+    if (!device && a.type != cudaMemoryTypeHost)
+      return status(status_code::invalid_argument,
+                    "tensor %zu: %s at %p is not pinned host memory (allocate it with cudaHostAlloc or register it "
+                    "with cudaHostRegister)",
+                    tensor, name, q);
+  }
+  return status();
+}
+
+struct offload_chunk {
+  std::size_t tensor;
+  std::int64_t begin;
+  std::int64_t count;
+};
+
+}  // namespace detail
+
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
+class offload_plan {
+ public:
+  using hyper = typename Config::hyper;
+  using grad_type = typename Config::grad_type;
+  using param_type = typename Config::param_type;
+
+  offload_plan() = default;
+  offload_plan(const offload_plan&) = delete;
+  offload_plan& operator=(const offload_plan&) = delete;
+  ~offload_plan() { release(); }
+
+  /// Tensors [0, host_count) of a list go to the host for this fraction.
+  static std::size_t host_tensor_count(const tensor_ref<Config>* device_views, std::size_t count, double fraction) {
+    std::vector<std::int64_t> sizes(count);
+    for (std::size_t i = 0; i < count; ++i) sizes[i] = device_views[i].size;
+    return layout::offload_count(sizes.data(), count, fraction);
+  }
+
+  /// device_views: every tensor, with its parameter and gradient in device
+  /// memory; for the tensors kept on the GPU also its correction and states.
+  /// host_views: one per off-loaded tensor (the first host_tensor_count()),
+  /// its parameter copy, correction and states in pinned host memory (their
+  /// gradient pointers are ignored; seed and index_base come from the device
+  /// view). The parameter copies are filled from the device here; the
+  /// corrections and states are the caller's (e.g. codec::split and zeros).
+  /// Everything is checked first; on error the plan is left as it was.
+  status build(const tensor_ref<Config>* device_views, std::size_t count, double fraction,
+               const tensor_ref<Config>* host_views, std::size_t host_count, const offload_options& o = {}) {
+    FLASHOPTIM_RETURN_IF_ERROR(layout::check_offload_fraction(fraction));
+    if (count > 0 && device_views == nullptr) return status(status_code::null_pointer, "device tensor list is null");
+    const std::size_t k = host_tensor_count(device_views, count, fraction);
+    if (host_count != k)
+      return status(status_code::size_mismatch, "fraction %g off-loads %zu tensors, %zu host views were given", fraction,
+                    k, host_count);
+    if (k > 0 && host_views == nullptr) return status(status_code::null_pointer, "host tensor list is null");
+    if (o.chunk_elements <= 0 || o.chunk_elements % 32 != 0)
+      return status(status_code::invalid_argument, "chunk_elements = %" PRId64 " must be a positive multiple of 32",
+                    o.chunk_elements);
+    if (o.staging_buffers < 1)
+      return status(status_code::invalid_argument, "staging_buffers = %d must be at least 1", o.staging_buffers);
+    FLASHOPTIM_RETURN_IF_ERROR(cpu::step<Config>(hyper{}, step_args{}, nullptr, 0, o.cpu));  // the CPU options
+
+    // the GPU part: an ordinary plan over the remaining tensors (all checks)
+    step_plan<Config, Policy> gpu;
+    if (count > k) FLASHOPTIM_RETURN_IF_ERROR(gpu.build(device_views + k, count - k));
+    // the off-loaded part: device parameters and gradients, host buffers
+    std::vector<tensor_ref<Config>> host(host_views, host_views + k);
+    for (std::size_t i = 0; i < k; ++i) {
+      const tensor_ref<Config>& d = device_views[i];
+      tensor_ref<Config>& h = host[i];
+      if (h.size != d.size)
+        return status(status_code::size_mismatch, "tensor %zu: host view has %" PRId64 " elements, device view %" PRId64,
+                      i, h.size, d.size);
+      h.seed = d.seed;
+      h.index_base = d.index_base;
+      h.grad = nullptr;
+      // only the parameter and gradient of an off-loaded tensor live on the device
+      ::flashoptim::detail::buffer_span span;
+      FLASHOPTIM_RETURN_IF_ERROR(::flashoptim::detail::check_buffer(i, "param", d.param, d.size, span, true));
+      FLASHOPTIM_RETURN_IF_ERROR(::flashoptim::detail::check_buffer(i, "grad", d.grad, d.size, span, false));
+      const auto n = static_cast<std::size_t>(d.size);
+      FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "device param", d.param, n * sizeof(param_type), true));
+      FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "device grad", d.grad, n * sizeof(grad_type), true));
+    }
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(host.data(), k, /*with_grad=*/false));
+    for (std::size_t i = 0; i < k; ++i) FLASHOPTIM_RETURN_IF_ERROR(check_host_buffers(i, host[i]));
+
+    // resources, then commit
+    std::vector<detail::offload_chunk> chunks;
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::int64_t b = 0; b < host[i].size; b += o.chunk_elements)
+        chunks.push_back({i, b, std::min<std::int64_t>(o.chunk_elements, host[i].size - b)});
+    resources r;
+    status s = r.create(chunks.empty() ? 0 : o.staging_buffers,
+                        static_cast<std::size_t>(o.chunk_elements) * sizeof(grad_type));
+    for (std::size_t i = 0; i < k && s.ok(); ++i) {
+      const auto bytes = static_cast<std::size_t>(host[i].size) * sizeof(param_type);
+      if (bytes)
+        s = cuda_status(cudaMemcpy(host[i].param, device_views[i].param, bytes, cudaMemcpyDeviceToHost), "parameter copy");
+    }
+    if (!s.ok()) {
+      r.destroy();
+      return s;
+    }
+    release();
+    gpu_ = std::move(gpu);
+    device_.assign(device_views, device_views + count);
+    host_ = std::move(host);
+    chunks_ = std::move(chunks);
+    options_ = o;
+    res_ = r;
+    r = resources{};
+    built_ = true;
+    return status();
+  }
+
+  bool built() const { return built_; }
+  std::size_t host_tensor_count() const { return host_.size(); }
+  std::size_t chunk_count() const { return chunks_.size(); }
+  const step_plan<Config, Policy>& gpu_plan() const { return gpu_; }
+
+  /// One step: the GPU part on `stream`, the off-loaded part on CPU threads
+  /// with its copies on the plan's own streams, ordered after everything
+  /// already on `stream` (the backward pass). Returns when the CPU part is
+  /// done; `stream` is made to wait for the parameters' copy back, so work
+  /// queued on it after this call sees the updated parameters.
+  status step(const hyper& h, const step_args& a, cudaStream_t stream) {
+    if (!built_) return status(status_code::invalid_argument, "offload_plan: step before a successful build");
+    FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
+    if (a.skip) return status();
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventRecord(res_.inputs_ready, stream), "event record"));
+    if (gpu_.built()) FLASHOPTIM_RETURN_IF_ERROR(gpu_.step_async(h, a, stream));
+    if (chunks_.empty()) return status();
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaStreamWaitEvent(res_.d2h, res_.inputs_ready, 0), "stream wait"));
+    const std::size_t buffers = res_.staging.size();
+    for (std::size_t i = 0; i < std::min(buffers, chunks_.size()); ++i) FLASHOPTIM_RETURN_IF_ERROR(copy_in(i));
+    for (std::size_t i = 0; i < chunks_.size(); ++i) {
+      const std::size_t slot = i % buffers;
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(res_.copied_in[slot]), "gradient copy"));
+      const detail::offload_chunk& c = chunks_[i];
+      const tensor_ref<Config> v = chunk_view(c, reinterpret_cast<const grad_type*>(res_.staging[slot]));
+      FLASHOPTIM_RETURN_IF_ERROR(cpu::step<Config>(h, a, &v, 1, options_.cpu));
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(
+          cudaMemcpyAsync(device_[c.tensor].param + c.begin, v.param,
+                          static_cast<std::size_t>(c.count) * sizeof(param_type), cudaMemcpyHostToDevice, res_.h2d),
+          "parameter copy"));
+      if (i + buffers < chunks_.size()) FLASHOPTIM_RETURN_IF_ERROR(copy_in(i + buffers));
+    }
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventRecord(res_.copied_out, res_.h2d), "event record"));
+    return cuda_status(cudaStreamWaitEvent(stream, res_.copied_out, 0), "stream wait");
+  }
+
+  /// As step(), after checking that `device_views` are the tensors the plan
+  /// was built for (same buffers, sizes, seeds): a model whose parameters
+  /// were re-allocated must rebuild its plan, not step stale pointers.
+  status step(const hyper& h, const step_args& a, const tensor_ref<Config>* device_views, std::size_t count,
+              cudaStream_t stream) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_unchanged(device_views, count));
+    return step(h, a, stream);
+  }
+
+  /// Copies the device parameters of the off-loaded tensors into their host
+  /// copies, after the caller changed them outside the optimizer (e.g.
+  /// loaded weights). Synchronous.
+  status refresh_host_params() {
+    for (std::size_t i = 0; i < host_.size(); ++i) {
+      const auto bytes = static_cast<std::size_t>(host_[i].size) * sizeof(param_type);
+      if (bytes)
+        FLASHOPTIM_RETURN_IF_ERROR(
+            cuda_status(cudaMemcpy(host_[i].param, device_[i].param, bytes, cudaMemcpyDeviceToHost), "parameter copy"));
+    }
+    return status();
+  }
+
+ private:
+  struct resources {
+    std::vector<void*> staging;
+    std::vector<cudaEvent_t> copied_in;
+    cudaStream_t d2h = nullptr, h2d = nullptr;
+    cudaEvent_t inputs_ready = nullptr, copied_out = nullptr;
+
+    status create(int buffers, std::size_t bytes) {
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking), "stream"));
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking), "stream"));
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&inputs_ready, cudaEventDisableTiming), "event"));
+      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&copied_out, cudaEventDisableTiming), "event"));
+      for (int b = 0; b < buffers; ++b) {
+        void* p = nullptr;
+        FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "pinned staging"));
+        staging.push_back(p);
+        cudaEvent_t e = nullptr;
+        FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event"));
+        copied_in.push_back(e);
+      }
+      return status();
+    }
+    void destroy() {
+      for (void* p : staging) cudaFreeHost(p);
+      for (cudaEvent_t e : copied_in) cudaEventDestroy(e);
+      if (inputs_ready) cudaEventDestroy(inputs_ready);
+      if (copied_out) cudaEventDestroy(copied_out);
+      if (d2h) cudaStreamDestroy(d2h);
+      if (h2d) cudaStreamDestroy(h2d);
+      *this = resources{};
+    }
+  };
+
+  static status cuda_status(cudaError_t e, const char* what) { return detail::cuda_status(e, what); }
+
+  static status check_host_buffers(std::size_t i, const tensor_ref<Config>& h) {
+    using C = Config;
+    const auto n = static_cast<std::size_t>(h.size);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host param", h.param, n * sizeof(param_type), false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host correction", h.aux,
+                                                         n * storage_bytes<typename C::aux_type>, false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host state0", h.code0,
+                                                         n * storage_bytes<typename C::state0::code_type>, false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(
+        i, "host state0 scales", h.scale0,
+        static_cast<std::size_t>(codec::scale_count<typename C::state0>(h.size)) * storage_bytes<typename C::state0::scale_type>,
+        false));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host state1", h.code1,
+                                                         n * storage_bytes<typename C::state1::code_type>, false));
+    return detail::check_memory_kind(
+        i, "host state1 scales", h.scale1,
+        static_cast<std::size_t>(codec::scale_count<typename C::state1>(h.size)) * storage_bytes<typename C::state1::scale_type>,
+        false);
+  }
+
+  /// The host view of one chunk: whole groups of one tensor, its gradients
+  /// in a staging buffer.
+  tensor_ref<Config> chunk_view(const detail::offload_chunk& c, const grad_type* grad) const {
+    using C = Config;
+    tensor_ref<Config> v = host_[c.tensor];
+    v.param += c.begin;
+    if constexpr (C::has_aux) v.aux += c.begin;
+    if constexpr (C::state0::stores_state) v.code0 += c.begin;
+    if constexpr (codec::is_grouped<typename C::state0>::value) v.scale0 += c.begin / 32;
+    if constexpr (C::state1::stores_state) v.code1 += c.begin;
+    if constexpr (codec::is_grouped<typename C::state1>::value) v.scale1 += c.begin / 32;
+    v.grad = grad;
+    v.size = c.count;
+    v.index_base += static_cast<std::uint64_t>(c.begin);
+    return v;
+  }
+
+  status copy_in(std::size_t i) {
+    const detail::offload_chunk& c = chunks_[i];
+    const std::size_t slot = i % res_.staging.size();
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(res_.staging[slot], device_[c.tensor].grad + c.begin,
+                        static_cast<std::size_t>(c.count) * sizeof(grad_type), cudaMemcpyDeviceToHost, res_.d2h),
+        "gradient copy"));
+    return cuda_status(cudaEventRecord(res_.copied_in[slot], res_.d2h), "event record");
+  }
+
+  status check_unchanged(const tensor_ref<Config>* views, std::size_t count) const {
+    if (!built_) return status(status_code::invalid_argument, "offload_plan: step before a successful build");
+    if (count != device_.size())
+      return status(status_code::state_changed, "the plan was built for %zu tensors, %zu were given", device_.size(), count);
+    if (count > 0 && views == nullptr) return status(status_code::null_pointer, "device tensor list is null");
+    for (std::size_t i = 0; i < count; ++i) {
+      const tensor_ref<Config>& a = device_[i];
+      const tensor_ref<Config>& b = views[i];
+      const bool on_gpu = i >= host_.size();
+      const char* what = a.size != b.size                              ? "size"
+                         : a.param != b.param                          ? "param"
+                         : a.grad != b.grad                            ? "grad"
+                         : a.seed != b.seed || a.index_base != b.index_base ? "seed or index_base"
+                         : on_gpu && (a.aux != b.aux || a.code0 != b.code0 || a.scale0 != b.scale0 ||
+                                      a.code1 != b.code1 || a.scale1 != b.scale1)
+                             ? "correction or state buffer"
+                             : nullptr;
+      if (what != nullptr)
+        return status(status_code::state_changed, "tensor %zu: %s changed since the plan was built (rebuild it)", i, what);
+    }
+    return status();
+  }
+
+  void release() {
+    res_.destroy();
+    built_ = false;
+  }
+
+  step_plan<Config, Policy> gpu_;
+  std::vector<tensor_ref<Config>> device_, host_;
+  std::vector<detail::offload_chunk> chunks_;
+  offload_options options_{};
+  resources res_{};
+  bool built_ = false;
+};
+
+}  // namespace flashoptim::device
