@@ -371,9 +371,36 @@ int main(int argc, char** argv) {
   add<adamw_default, tuning::step_policy<128, 16, 4, true, true>>("adamw_default", f, "t128_n16_b4");
   add<adamw_default, tuning::step_policy<512, 16, 1, true, true>>("adamw_default", f, "t512_n16_b1");
   add<adamw_default, tuning::step_policy<256, 16, 1, true, true>>("adamw_default", f, "t256_n16_b1");
-  add<adamw_default, tuning::step_policy<256, 8, 2, true, true>>("adamw_default", f, "t256_n8_b2");  // = default
+  add<adamw_default, tuning::step_policy<256, 8, 2, true, true>>("adamw_default", f, "t256_n8_b2");  // = previous
   add<adamw_default, tuning::step_policy<256, 8, 3, true, true>>("adamw_default", f, "t256_n8_b3");
   add<adamw_default, tuning::step_policy<128, 8, 6, true, true>>("adamw_default", f, "t128_n8_b6");
+  // The previous default policy on the target cases, and the variants of the
+  // proven-range policy (docs/gpu.md, "Instruction budget"; the default is
+  // t256_n8_b3_checked):
+  // step_policy<threads, elements, min blocks/SM, tables, branch-free,
+  //             proven ranges, unit runs, range checked, L2 prefetch>
+  add<adamw_default, tuning::previous_step_policy>("adamw_default", f, "previous");
+  add<adamw_default, tuning::previous_step_policy>("adamw_default", l, "previous");
+  add<adamw_default, tuning::previous_step_policy>("adamw_default", m, "previous");
+  add<lion_default, tuning::previous_step_policy>("lion_default", f, "previous");
+  add<sgd_momentum, tuning::previous_step_policy>("sgd_momentum", f, "previous");
+  using proven_b2 = tuning::step_policy<256, 8, 2, true, true, true, false, false>;
+  using runs_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, false>;
+  using checked_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true>;
+  using checked_b3 = tuning::step_policy<256, 8, 3, true, true, true, true, true>;  // = default
+  using prefetch_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, true>;
+  using prefetch_b3 = tuning::step_policy<256, 8, 3, true, true, true, true, true, true>;
+  add<adamw_default, proven_b2>("adamw_default", f, "t256_n8_b2_proven");
+  add<adamw_default, runs_b2>("adamw_default", f, "t256_n8_b2_proven_runs");
+  add<adamw_default, checked_b2>("adamw_default", f, "t256_n8_b2_checked");
+  add<adamw_default, checked_b3>("adamw_default", f, "t256_n8_b3_checked");
+  add<adamw_default, prefetch_b2>("adamw_default", f, "t256_n8_b2_checked_prefetch");
+  add<adamw_default, prefetch_b3>("adamw_default", f, "t256_n8_b3_checked_prefetch");
+  add<adamw_default, checked_b2>("adamw_default", l, "t256_n8_b2_checked");
+  add<adamw_default, prefetch_b3>("adamw_default", l, "t256_n8_b3_checked_prefetch");
+  add<adamw_default, checked_b2>("adamw_default", m, "t256_n8_b2_checked");
+  add<lion_default, checked_b2>("lion_default", f, "t256_n8_b2_checked");
+  add<sgd_momentum, checked_b2>("sgd_momentum", f, "t256_n8_b2_checked");
 #endif
   // The gradient statistics launch.
 #if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)

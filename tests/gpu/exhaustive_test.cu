@@ -17,6 +17,7 @@
 
 #include "common/data.hpp"
 #include "flashoptim/kernel/code_tables.cuh"
+#include "flashoptim/kernel/proven_codecs.cuh"
 #include "gpu_harness.hpp"
 
 using namespace gpu_test;
@@ -106,6 +107,7 @@ std::uint64_t bisect(std::uint64_t begin, std::uint64_t count) {
 template <class F>
 void sweep(const char* name, std::uint64_t total) {
   const std::uint64_t chunk = std::uint64_t{1} << 30;
+  const double start = omp_get_wtime();
   int bad_chunks = 0;
   for (std::uint64_t b = 0; b < total; b += chunk) {
     const std::uint64_t c = total - b < chunk ? total - b : chunk;
@@ -115,6 +117,9 @@ void sweep(const char* name, std::uint64_t total) {
       bisect<F>(b, c);
     }
   }
+  // One line per sweep (flushed: a run cut short still says what passed).
+  std::printf("%s: %s (%.1f s)\n", name, bad_chunks == 0 ? "same" : "DIFFERS", omp_get_wtime() - start);
+  std::fflush(stdout);
   INFO(name);
   CHECK(bad_chunks == 0);
 }
@@ -225,6 +230,10 @@ struct tabulated_codec_decode {
 };
 
 }  // namespace
+
+TEST_CASE("bf16 -> fp32 (the device widens through a 16-bit pair move), all inputs") {
+  sweep<widen<bf16>>("bf16 -> fp32", 1 << 16);
+}
 
 TEST_CASE("fp32 -> bf16 / fp16 / fp8, all 2^32 inputs, device == host") {
   sweep<rne<bf16>>("bf16 rne", all32);
@@ -409,4 +418,179 @@ TEST_CASE("step scalars computed on the device are the host's") {
   check_scalars<rule::adamw>(gen);
   check_scalars<rule::sgd>(gen);
   check_scalars<rule::lion>(gen);
+}
+
+// ---------------------------------------------------------------------------
+// The proven-range arithmetic (kernel/proven_math.hpp) on the device against
+// the codecs' own functions on the host, over every input of each domain.
+// (The host build of the same arithmetic is checked against the codecs by
+// test_proven_math_cpu.)
+
+namespace {
+namespace proven = flashoptim::kernel::proven;
+
+/// ULP encode over all 2^32 inputs (the device converts with cvt alone).
+template <class T, class C>
+struct proven_ulp_encode : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float x = format::float_from_bits(static_cast<std::uint32_t>(i));
+    T p;
+    C c{};
+#if FLASHOPTIM_DEVICE_CODE
+    proven::ulp_arithmetic<T, C>::encode(x, p, c);
+#else
+    codec::ulp_correction<T, C>::encode(x, p, c);
+#endif
+    std::uint64_t ab = 0;
+    std::memcpy(&ab, &c, sizeof c);
+    return std::uint64_t{p.bits} | (ab << 32);
+  }
+};
+
+/// ULP decode over every (param, correction) pair: i = param | correction
+/// << 16; int8 corrections through the kernel's shared-memory table.
+template <class T, class C>
+struct proven_ulp_decode {
+  using M = codec::ulp_correction<T, C>;
+  static constexpr bool tabulated = sizeof(C) == 1;
+  using K = kernel::proven_master<M, tabulated>;
+  static constexpr std::size_t shared_bytes = tabulated ? kernel::table_entries * sizeof(float) : 0;
+  __device__ static void prepare() {
+    if constexpr (tabulated) {
+      for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) kernel::shared_tables()[b] = K::entry(b);
+    }
+  }
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const T p{static_cast<std::uint16_t>(i)};
+    const C c = static_cast<C>(static_cast<std::make_unsigned_t<C>>(i >> 16));
+#if FLASHOPTIM_DEVICE_CODE
+    const float x = K::decode(p, c);
+#else
+    const float x = M::decode(p, c);
+#endif
+    return format::bits_of(format::canonicalize_nan(x));
+  }
+};
+
+/// 1 / s for every s in [2^-64, 2^64] (the division's fast path).
+struct proven_reciprocal : no_tables {
+  static constexpr std::uint64_t count = 0x40000001ull;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float s = format::float_from_bits(0x1f800000u + static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::reciprocal(s));
+#else
+    return format::bits_of(format::div_rn(1.0f, s));
+#endif
+  }
+};
+
+/// sqrt(v) for every v in [2^-100, 2^126] (__fsqrt_rn's fast path).
+struct proven_sqrt : no_tables {
+  static constexpr std::uint64_t count = 0x71000001ull;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float v = format::float_from_bits(0x0d800000u + static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::sqrt_in_range(v));
+#else
+    return format::bits_of(format::sqrt_rn(v));
+#endif
+  }
+};
+
+/// a / b for 2^32 pseudo-random pairs with |a|, b in [2^-60, 2^60]
+/// (exponents uniform over the range, so every boundary binade is hit).
+struct proven_division : no_tables {
+  FLASHOPTIM_HOST_DEVICE static void operands(std::uint64_t i, float& a, float& b) {
+    const std::uint64_t h = mix(i, 0x5eed);
+    const std::uint32_t ea = 67u + static_cast<std::uint32_t>((h >> 8) % 121u);   // 2^-60 .. 2^60
+    const std::uint32_t eb = 67u + static_cast<std::uint32_t>((h >> 16) % 121u);
+    const std::uint32_t ma = static_cast<std::uint32_t>(h >> 24) & 0x7fffffu;
+    const std::uint32_t mb = static_cast<std::uint32_t>(h >> 47) & 0x7fffffu;
+    const std::uint32_t sa = static_cast<std::uint32_t>(h & 1u) << 31;
+    a = format::float_from_bits(sa | ea << 23 | (ea == 187u ? 0u : ma));
+    b = format::float_from_bits(eb << 23 | (eb == 187u ? 0u : mb));
+  }
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    float a, b;
+    operands(i, a, b);
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::div_in_range(a, b));
+#else
+    return format::bits_of(format::div_rn(a, b));
+#endif
+  }
+};
+
+/// |n| beyond 1 + 2^-22 never reaches the element rules (|n| <= 1 + 2^-23).
+FLASHOPTIM_HOST_DEVICE inline bool element_domain(float n) {
+  return !format::is_finite(n) || format::abs_bits(n) <= 1.0f + format::pow2(-22);
+}
+
+/// The codec's own element on the host: clamp, post, quantize, sentinel.
+template <class Codec>
+FLASHOPTIM_HOST_DEVICE std::uint64_t reference_code(float n) {
+  using Code = typename Codec::code_format;
+  typename Codec::code_type q = Code::sentinel();
+  if (format::is_finite(n)) {
+    q = Code::quantize(Codec::compander::post(format::min_num(format::max_num(n, -1.0f), 1.0f)), Codec::rounding, 0);
+  }
+  std::uint8_t b;
+  std::memcpy(&b, &q, 1);
+  return b;
+}
+
+/// The softsign int8 element (defaults::momentum) for every fp32 n.
+struct proven_softsign_code : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float n = format::float_from_bits(static_cast<std::uint32_t>(i));
+    if (!element_domain(n)) return 0;
+#if FLASHOPTIM_DEVICE_CODE
+    return static_cast<std::uint8_t>(proven::softsign_int8_code(n));
+#else
+    return reference_code<codec::defaults::momentum>(n);
+#endif
+  }
+};
+
+/// The sqrt-compander uint8 element, half up and half up nonzero
+/// (defaults::second_moment), for every n >= 0, -0, NaN and +inf.
+struct proven_sqrt_code : no_tables {
+  using half_up = codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32>;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float n = format::float_from_bits(static_cast<std::uint32_t>(i));
+    if (!element_domain(n) || n < 0.0f || i == 0xff800000u) return 0;
+#if FLASHOPTIM_DEVICE_CODE
+    return static_cast<std::uint8_t>(proven::sqrt_uint8_code<true>(n)) |
+           static_cast<std::uint64_t>(static_cast<std::uint8_t>(proven::sqrt_uint8_code<false>(n))) << 8;
+#else
+    return reference_code<codec::defaults::second_moment>(n) | reference_code<half_up>(n) << 8;
+#endif
+  }
+};
+}  // namespace
+
+TEST_CASE("proven ULP encode on the device == ulp_correction::encode, all 2^32 inputs") {
+  sweep<proven_ulp_encode<bf16, std::int8_t>>("proven ulp bf16+int8 encode", all32);
+  sweep<proven_ulp_encode<fp16, std::int8_t>>("proven ulp fp16+int8 encode", all32);
+  sweep<proven_ulp_encode<bf16, std::int16_t>>("proven ulp bf16+int16 encode", all32);
+  sweep<proven_ulp_encode<fp16, std::int16_t>>("proven ulp fp16+int16 encode", all32);
+}
+
+TEST_CASE("proven ULP decode on the device == ulp_correction::decode, every pair") {
+  sweep<proven_ulp_decode<bf16, std::int8_t>>("proven tabulated ulp bf16+int8 decode", 1 << 24);
+  sweep<proven_ulp_decode<fp16, std::int8_t>>("proven tabulated ulp fp16+int8 decode", 1 << 24);
+  sweep<proven_ulp_decode<bf16, std::int16_t>>("proven ulp bf16+int16 decode", all32);
+  sweep<proven_ulp_decode<fp16, std::int16_t>>("proven ulp fp16+int16 decode", all32);
+}
+
+TEST_CASE("proven fast paths: reciprocal, sqrt, division in their ranges == IEEE") {
+  sweep<proven_reciprocal>("proven reciprocal on [2^-64, 2^64]", proven_reciprocal::count);
+  sweep<proven_sqrt>("proven sqrt on [2^-100, 2^126]", proven_sqrt::count);
+  sweep<proven_division>("proven division, 2^32 pairs in [2^-60, 2^60]", all32);
+}
+
+TEST_CASE("proven element rules on the device == clamp, post, quantize, sentinel, all 2^32 inputs") {
+  sweep<proven_softsign_code>("proven softsign int8 element", all32);
+  sweep<proven_sqrt_code>("proven sqrt uint8 elements", all32);
 }

@@ -32,7 +32,7 @@ typename Config::hyper default_hyper() {
 }
 
 /// Steps `sizes` as one plan for `steps` steps; compares after every step.
-template <class Config>
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
 void check_parity(const typename Config::hyper& h, const std::vector<std::int64_t>& sizes, int steps,
                   std::uint64_t seed, bool non_finite = false, int grid = 0) {
   tensor_set<Config> ts;
@@ -40,7 +40,7 @@ void check_parity(const typename Config::hyper& h, const std::vector<std::int64_
   testdata::generator gen(seed);
   ts.init(gen);
   ts.upload();
-  device::step_plan<Config> plan;
+  device::step_plan<Config, Policy> plan;
   const auto refs = ts.refs(true);
   STATUS_OK(plan.build(refs.data(), refs.size()));
   const auto r = grid > 0 ? plan.ref().with_grid(grid) : plan.ref();
@@ -59,13 +59,13 @@ void check_parity(const typename Config::hyper& h, const std::vector<std::int64_
   }
 }
 
-template <class Config>
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
 void parity_suite(const char* name) {
   INFO("config ", name);
   const auto h = default_hyper<Config>();
-  check_parity<Config>(h, {1, 33, 1025, 278011, 0}, 12, 11);  // an empty tensor last (C16)
-  check_parity<Config>(h, {1, 33, 1025}, 100, 12);
-  check_parity<Config>(h, {4097, 65}, 5, 13, /*non_finite=*/true);
+  check_parity<Config, Policy>(h, {1, 33, 1025, 278011, 0}, 12, 11);  // an empty tensor last (C16)
+  check_parity<Config, Policy>(h, {1, 33, 1025}, 100, 12);
+  check_parity<Config, Policy>(h, {4097, 65}, 5, 13, /*non_finite=*/true);
 }
 
 }  // namespace
@@ -103,6 +103,27 @@ PARITY_CASE(sgd_fp16_master)
 PARITY_CASE(sgdw_exact_fp8)
 PARITY_CASE(adam_fp16_reference)
 PARITY_CASE(adamw_sr_codes)
+
+// The other policies the benchmarks compare (bench/gpu/bench_step.cu): the
+// previous default and the proven-range variants, on the rules and layouts
+// whose kernels they change. (The default is the 3-block range-checked one.)
+TEST_CASE("parity: previous and candidate step policies") {
+  using previous = tuning::previous_step_policy;
+  using b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true>;
+  using unchecked = tuning::step_policy<256, 8, 2, true, true, true, true, false>;
+  using b2_prefetch = tuning::step_policy<256, 8, 2, true, true, true, true, true, true>;
+  using b3_prefetch = tuning::step_policy<256, 8, 3, true, true, true, true, true, true>;
+  parity_suite<tc::adamw_default, previous>("adamw_default, previous policy");
+  parity_suite<tc::adamw_default, b2>("adamw_default, t256_n8_b2_checked");
+  parity_suite<tc::adamw_default, unchecked>("adamw_default, t256_n8_b2_proven_runs");
+  parity_suite<tc::adamw_default, b2_prefetch>("adamw_default, t256_n8_b2_checked_prefetch");
+  parity_suite<tc::adamw_default, b3_prefetch>("adamw_default, t256_n8_b3_checked_prefetch");
+  parity_suite<tc::adam_default, b2>("adam_default, t256_n8_b2_checked");
+  parity_suite<tc::lion_default, b2>("lion_default, t256_n8_b2_checked");
+  parity_suite<tc::sgd_momentum, b2>("sgd_momentum, t256_n8_b2_checked");
+  parity_suite<tc::adamw_fp16_ulp16, b2>("adamw_fp16_ulp16, t256_n8_b2_checked");
+  parity_suite<tc::lion_default, b3_prefetch>("lion_default, t256_n8_b3_checked_prefetch");
+}
 
 TEST_CASE("parity: SGD hyperparameter variants (momentum, nesterov, dampening, decay)") {
   using C = tc::sgd_momentum;

@@ -76,7 +76,18 @@ struct format_traits<bf16> : small_float_traits<bf16, bf16_spec> {
   static constexpr const char* name = "bf16";
   // bf16 is the upper half of fp32: widening is a shift, on every path
   // (NaN payloads included, which cvt.f32.bf16 would not promise).
-  FLASHOPTIM_HOST_DEVICE static float to_float(bf16 v) { return float_from_bits(std::uint32_t{v.bits} << 16); }
+  FLASHOPTIM_HOST_DEVICE static float to_float(bf16 v) {
+#if FLASHOPTIM_DEVICE_CODE
+    // The same bits as the shift, written as a 16-bit pair so that ptxas
+    // takes either half of a packed word in one PRMT (the shift costs two
+    // instructions for an upper half).
+    float f;
+    asm("mov.b32 %0, {%2, %1};" : "=f"(f) : "h"(v.bits), "h"(static_cast<unsigned short>(0)));
+    return f;
+#else
+    return float_from_bits(std::uint32_t{v.bits} << 16);
+#endif
+  }
   FLASHOPTIM_HOST_DEVICE static bf16 from_float(float x, rounding mode = rounding::nearest_even,
                                                 std::uint32_t random_bits = 0) {
     const std::uint32_t u = bits_of(x);

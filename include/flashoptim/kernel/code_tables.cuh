@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The codecs as the kernel runs them: the same functions, computed for less.
-// step_tile is called with kernel_config<Config>, whose master mode and
-// state codecs are thin wrappers of Config's:
+// step_tile is called with kernel_config<Config> (kernel/kernel_config.cuh),
+// whose master mode and state codecs are thin wrappers of Config's:
 //   - tables: a 1-byte state code's normalized value (grouped::code_value: a
 //     division by qmax, and for softsign a second division) and an int8
 //     correction's fraction c / M are pure functions of one byte; each block
@@ -14,8 +14,9 @@
 //     element's encode is one basic block the compiler can interleave with
 //     the next element's.
 // Both save instructions per element, which is what bounds the fused step
-// on the H200 (docs/gpu.md). tests/gpu/exhaustive_test.cu checks every table
-// entry and every wrapped function against the host's over all inputs.
+// on the H200 (docs/gpu.md); kernel/proven_codecs.cuh saves more.
+// tests/gpu/exhaustive_test.cu checks every table entry and every wrapped
+// function against the host's over all inputs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,7 +26,7 @@
 
 #include "flashoptim/codec/master.hpp"
 #include "flashoptim/codec/state.hpp"
-#include "flashoptim/rule/config.hpp"
+#include "flashoptim/kernel/proven_math.hpp"
 
 namespace flashoptim::kernel {
 
@@ -58,20 +59,6 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE T from_byte(unsigned b) {
   return q;
 }
 
-#if FLASHOPTIM_DEVICE_CODE
-/// CUDA's IEEE division fast path (what __fdiv_rn runs when its operand
-/// check passes), without the check: callers guarantee operands for which
-/// the check passes.
-FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float div_fast_path(float a, float b) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
-  const float e = __fmaf_rn(-b, r, 1.0f);
-  const float r2 = __fmaf_rn(r, e, r);
-  const float q = __fmaf_rn(a, r2, 0.0f);
-  const float rem = __fmaf_rn(-b, q, a);
-  return __fmaf_rn(r2, rem, q);
-}
-#endif
 }  // namespace detail
 
 /// softsign with post(n) = 2n / (1 + |n|) computed without a branch, the
@@ -252,75 +239,3 @@ FLASHOPTIM_KERNEL_MASTER_UPDATE(fp16, std::int16_t, false)
 #undef FLASHOPTIM_KERNEL_MASTER_UPDATE
 }  // namespace flashoptim::codec
 
-namespace flashoptim::kernel {
-
-/// A grouped codec whose code is one byte.
-template <class C>
-struct is_tabulable_codec
-    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
-
-namespace detail {
-template <class M, bool Tabulate, bool BranchFree>
-struct master_select {
-  using type = M;
-  static constexpr bool tabulated = false;
-};
-template <class T, class C, bool Tabulate, bool BranchFree>
-struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree> {
-  static constexpr bool tabulated = Tabulate && std::is_same<C, std::int8_t>::value;
-  using type = kernel_master<codec::ulp_correction<T, C>, tabulated, BranchFree>;
-};
-
-template <class C, int Slot, bool Tabulate, bool BranchFree, bool Grouped = codec::is_grouped<C>::value>
-struct codec_select {
-  using type = C;
-  static constexpr bool tabulated = false;
-};
-template <class C, int Slot, bool Tabulate, bool BranchFree>
-struct codec_select<C, Slot, Tabulate, BranchFree, true> {
-  static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
-  using type = kernel_codec<C, Slot, tabulated, BranchFree>;
-};
-}  // namespace detail
-
-/// Config as the kernel runs it: everything step_tile reads, with the
-/// master mode and state codecs replaced by their kernel wrappers.
-template <class Config, bool Tabulate, bool BranchFree = false>
-struct kernel_config {
-  using base = Config;
-  using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree>;
-  using state0_sel = detail::codec_select<typename Config::state0, 1, Tabulate, BranchFree>;
-  using state1_sel = detail::codec_select<typename Config::state1, 2, Tabulate, BranchFree>;
-  static constexpr bool any = master_sel::tabulated || state0_sel::tabulated || state1_sel::tabulated;
-
-  using rule = typename Config::rule;
-  using master = typename master_sel::type;
-  using param_type = typename Config::param_type;
-  using aux_type = typename Config::aux_type;
-  using grad_type = typename Config::grad_type;
-  using state0 = typename state0_sel::type;
-  using state1 = typename state1_sel::type;
-  using hyper = typename Config::hyper;
-  using scalars = typename Config::scalars;
-  static constexpr bool has_aux = Config::has_aux;
-  static constexpr int group_size = Config::group_size;
-
-  /// Dynamic shared memory a launch must reserve.
-  static constexpr std::size_t shared_bytes = any ? table_slots * table_entries * sizeof(float) : 0;
-
-  /// Every thread of the block calls this, then the block synchronizes.
-  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void fill_tables() {
-#if FLASHOPTIM_DEVICE_CODE
-    if constexpr (any) {
-      float* t = shared_tables();
-      for (unsigned b = threadIdx.x; b < static_cast<unsigned>(table_entries); b += blockDim.x) {
-        if constexpr (master_sel::tabulated) t[0 * table_entries + b] = master::entry(b);
-        if constexpr (state0_sel::tabulated) t[1 * table_entries + b] = state0::entry(b);
-        if constexpr (state1_sel::tabulated) t[2 * table_entries + b] = state1::entry(b);
-      }
-    }
-#endif
-  }
-};
-
-}  // namespace flashoptim::kernel

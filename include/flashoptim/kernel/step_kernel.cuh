@@ -4,9 +4,12 @@
 // The one fused step kernel: for every tile of every tensor in a table,
 // load -> decode master and states -> rule -> encode -> store, in one pass.
 // The arithmetic is flashoptim::step_tile (rule/tile.hpp), the function the
-// CPU path calls, so the two are bit-identical; this file only decides how
-// tiles are loaded, how a group's maximum is found (warp shuffles between
-// the 32 / N lanes of a group) and how a persistent grid walks the table.
+// CPU path calls, with the codec and rule wrappers of kernel_config (same
+// bits, proven or checked: kernel/proven_math.hpp, kernel/range_checked.cuh);
+// this file only decides how tiles are loaded, how a group's maximum is
+// found (warp shuffles between the 32 / N lanes of a group), how a
+// persistent grid walks the table (runs of whole units with 32-bit offsets,
+// element-wise tiles for the rest) and when a range-checked tile is redone.
 //
 // Graph capture: with device inputs the kernel reads lr, the step count,
 // the gradient multiplier and a skip flag from device memory and computes
@@ -19,7 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "flashoptim/kernel/code_tables.cuh"
+#include "flashoptim/kernel/kernel_config.cuh"
 #include "flashoptim/kernel/tensor_table.cuh"
 #include "flashoptim/rule/tile.hpp"
 
@@ -69,6 +72,29 @@ struct group_max {
       x = upper ? combine(y, x) : combine(x, y);
     }
     return x;
+  }
+  /// Plain maxNum over the group (operands never NaN-sensitive: the caller
+  /// ignores NaNs by construction).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float max_num(float x) const {
+    FLASHOPTIM_UNROLL for (int offset = 1; offset < Lanes; offset <<= 1) {
+      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+    }
+    return x;
+  }
+  /// Whether p holds on every lane of the warp (every lane reduces
+  /// together, so a branch on the answer is warp-uniform).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE bool all(bool p) const { return __all_sync(0xffffffffu, p); }
+};
+
+/// group_max for the first attempt of a range-checked step: `all` records
+/// the predicate in the tile's flag and answers true (the tile is redone
+/// exactly when the flag ends false on any lane).
+template <int Lanes>
+struct checked_group_max : group_max<Lanes> {
+  bool* ok;
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE bool all(bool p) const {
+    *ok = *ok & p;
+    return true;
   }
 };
 
@@ -138,10 +164,149 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
   }
 }
 
+/// A thread's pointers into one tensor at element e0 (a tile start), for a
+/// run of whole units on the vector path: the tile at e0 + off, off a
+/// multiple of the unit below 2^31, is addressed with 32-bit offsets (one
+/// IMAD.WIDE per buffer instead of 64-bit element arithmetic per tile).
+/// Absent slots stay null.
+template <class Config>
+struct run_pointers {
+  using R = tensor_ref<Config>;
+  typename R::param_type* param;
+  typename R::aux_type* aux;
+  const typename R::grad_type* grad;
+  typename R::code0_type* code0;
+  typename R::code1_type* code1;
+  typename R::scale0_type* scale0;  ///< the scale of e0's group
+  typename R::scale1_type* scale1;
+
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static run_pointers at(const R& t, std::int64_t e0) {
+    run_pointers b{opaque(t.param + e0), nullptr, opaque(t.grad + e0), nullptr, nullptr, nullptr, nullptr};
+    if constexpr (Config::has_aux) b.aux = opaque(t.aux + e0);
+    if constexpr (Config::state0::stores_state) b.code0 = opaque(t.code0 + e0);
+    if constexpr (Config::state1::stores_state) b.code1 = opaque(t.code1 + e0);
+    if constexpr (codec::is_grouped<typename Config::state0>::value) b.scale0 = opaque(t.scale0 + e0 / 32);
+    if constexpr (codec::is_grouped<typename Config::state1>::value) b.scale1 = opaque(t.scale1 + e0 / 32);
+    return b;
+  }
+  /// The pointer, hidden from the optimizer: left visible, ptxas folds
+  /// base + e0 + off back into 64-bit element arithmetic per tile.
+  template <class T>
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static T* opaque(T* p) {
+    asm("mov.b64 %0, %0;" : "+l"(p));
+    return p;
+  }
+};
+
+/// The tile at b + off: N elements, all valid, buffers vector-aligned.
+template <class TC, int N, bool Again>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_run_tile(const run_pointers<typename TC::base>& b, std::uint32_t off,
+                                                       tile_data<TC, N>& d) {
+  using C = typename TC::base;
+  using S0 = typename C::state0;
+  using S1 = typename C::state1;
+  using P = tile_access<typename C::param_type, N>;
+  using A = tile_access<typename C::aux_type, N>;
+  using G = tile_access<typename C::grad_type, N>;
+  using Q0 = tile_access<typename S0::code_type, N>;
+  using Q1 = tile_access<typename S1::code_type, N>;
+  const std::uint32_t group = off / 32;
+  if constexpr (Again) {
+    P::load_again(b.param + off, d.param);
+    if constexpr (C::has_aux) A::load_again(b.aux + off, d.aux);
+    G::load_again(b.grad + off, d.grad);
+    if constexpr (S0::stores_state) Q0::load_again(b.code0 + off, d.code0);
+    if constexpr (S1::stores_state) Q1::load_again(b.code1 + off, d.code1);
+    if constexpr (codec::is_grouped<S0>::value)
+      d.scale0 = tile_access<typename S0::scale_type, 1>::load_one_again(b.scale0 + group);
+    if constexpr (codec::is_grouped<S1>::value)
+      d.scale1 = tile_access<typename S1::scale_type, 1>::load_one_again(b.scale1 + group);
+  } else {
+    P::load(b.param + off, d.param);
+    if constexpr (C::has_aux) A::load(b.aux + off, d.aux);
+    G::load_readonly(b.grad + off, d.grad);
+    if constexpr (S0::stores_state) Q0::load(b.code0 + off, d.code0);
+    if constexpr (S1::stores_state) Q1::load(b.code1 + off, d.code1);
+    if constexpr (codec::is_grouped<S0>::value)
+      d.scale0 = tile_access<typename S0::scale_type, 1>::load_one(b.scale0 + group);
+    if constexpr (codec::is_grouped<S1>::value)
+      d.scale1 = tile_access<typename S1::scale_type, 1>::load_one(b.scale1 + group);
+  }
+}
+
+/// Asks L2 for the tile at b + off (its code, parameter, correction and
+/// gradient lines) ahead of its loads.
+template <class Config>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Config>& b, std::uint32_t off) {
+  detail::prefetch_l2(b.param + off);
+  detail::prefetch_l2(b.grad + off);
+  if constexpr (Config::has_aux) detail::prefetch_l2(b.aux + off);
+  if constexpr (Config::state0::stores_state) detail::prefetch_l2(b.code0 + off);
+  if constexpr (Config::state1::stores_state) detail::prefetch_l2(b.code1 + off);
+}
+
+/// The vector path of step_one_tile for the tile at b + off (N elements,
+/// all valid, buffers vector-aligned). `scale_owner`: the tile is the first
+/// of its group. `index` is the tile's rounding-key index. With a checked
+/// config TCc (range-checked policy) the tile is first stepped by TCc, and
+/// again by TC from a fresh read when a range check failed on any lane of
+/// the warp; otherwise (TCc = TC) once by TC.
+template <class TC, class TCc, int N>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalars& sc,
+                                                       const typename TCc::scalars& checked_sc,
+                                                       const run_pointers<typename TC::base>& b, std::uint32_t off,
+                                                       bool scale_owner, std::uint64_t seed, std::uint64_t step,
+                                                       std::uint64_t index) {
+  using C = typename TC::base;
+  using S0 = typename C::state0;
+  using S1 = typename C::state1;
+  using P = tile_access<typename C::param_type, N>;
+  using A = tile_access<typename C::aux_type, N>;
+  using Q0 = tile_access<typename S0::code_type, N>;
+  using Q1 = tile_access<typename S1::code_type, N>;
+  constexpr bool grouped0 = codec::is_grouped<S0>::value;
+  constexpr bool grouped1 = codec::is_grouped<S1>::value;
+  const codec::rounding_key key{seed, step, index};
+
+  tile_data<TCc, N> d;
+  load_run_tile<TCc, N, false>(b, off, d);
+  if constexpr (TCc::checked) {
+    bool ok = true;
+    typename TCc::scalars csc = checked_sc;
+    csc.ok = &ok;
+    step_tile<TCc, N>(csc, d, N, checked_group_max<32 / N>{{}, &ok}, key);
+    if (__any_sync(0xffffffffu, !ok)) {
+      tile_data<TC, N> x;
+      load_run_tile<TC, N, true>(b, off, x);
+      step_tile<TC, N>(sc, x, N, group_max<32 / N>{}, key);
+      static_assert(sizeof(x) == sizeof(d), "the same storage");
+      std::memcpy(&d, &x, sizeof(d));
+    }
+  } else {
+    step_tile<TCc, N>(sc, d, N, group_max<32 / N>{}, key);
+  }
+
+  const std::uint32_t group = off / 32;
+  P::store(b.param + off, d.param);
+  if constexpr (C::has_aux) A::store(b.aux + off, d.aux);
+  if constexpr (S0::stores_state) Q0::store(b.code0 + off, d.code0);
+  if constexpr (S1::stores_state) Q1::store(b.code1 + off, d.code1);
+  if constexpr (grouped0) {
+    if (scale_owner) tile_access<typename S0::scale_type, 1>::store_one(b.scale0 + group, d.scale0);
+  }
+  if constexpr (grouped1) {
+    if (scale_owner) tile_access<typename S1::scale_type, 1>::store_one(b.scale1 + group, d.scale1);
+  }
+}
+
 template <class Config, class Policy, bool DeviceInputs>
 __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     step_kernel(const __grid_constant__ step_params<Config> p) {
-  using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free>;
+  using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
+  // The first attempt of a range-checked vector tile (TC itself otherwise).
+  using TCc = std::conditional_t<
+      Policy::range_checked,
+      kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges, true>, TC>;
   using scalars = typename Config::scalars;
   constexpr int N = Policy::elements_per_thread;
   constexpr std::int64_t unit = Policy::unit_elements;
@@ -181,21 +346,59 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     step = p.step;
   }
 
+  typename TCc::scalars checked_sc{};
+  if constexpr (Policy::range_checked) {
+    checked_sc = make_checked_scalars<typename Config::rule>(sc);
+  } else {
+    checked_sc = sc;
+  }
+
   const table_view<Config>& tab = p.table;
   const unit_range range = block_units(tab.units, blockIdx.x, gridDim.x);
   if (range.begin >= range.end) return;
   std::int64_t ti = find_tensor(tab.unit_begin, tab.count, range.begin);
   std::int64_t u = range.begin;
+  const std::int64_t thread_offset = static_cast<std::int64_t>(threadIdx.x) * N;
   while (u < range.end) {
     while (tab.unit_begin[ti + 1] <= u) ++ti;  // skip empty tensors
-    const table_entry<Config> entry = tab.entries[ti];
     const std::int64_t first = tab.unit_begin[ti];
     const std::int64_t stop = tab.unit_begin[ti + 1] < range.end ? tab.unit_begin[ti + 1] : range.end;
+    if constexpr (Policy::unit_runs) {
+      const table_entry<Config> entry = tab.entries[ti];
+      const std::int64_t n = entry.ref.size;
+      if (entry.vector_ok) {
+        // Units [u, vector_stop) lie wholly inside the tensor: runs of them
+        // with 32-bit offsets from per-thread pointers.
+        const std::int64_t whole = first + n / unit;
+        const std::int64_t vector_stop = whole < stop ? whole : stop;
+        constexpr std::int64_t max_run = (std::int64_t{1} << 31) / unit;
+        const bool scale_owner = thread_offset % 32 == 0;
+        while (u < vector_stop) {
+          const std::int64_t run = vector_stop - u < max_run ? vector_stop - u : max_run;
+          const std::int64_t e0 = (u - first) * unit + thread_offset;
+          const run_pointers<Config> b = run_pointers<Config>::at(entry.ref, e0);
+          const std::uint64_t index0 = entry.ref.index_base + static_cast<std::uint64_t>(e0);
+          const std::uint32_t end = static_cast<std::uint32_t>(run * unit);
+          for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
+            if constexpr (Policy::prefetch) {
+              const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
+              if (next < end) prefetch_run_tile(b, next);
+            }
+            step_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off);
+          }
+          u += run;
+        }
+      }
+    }
+    // Read again after the runs (their stores clobber memory): the runs
+    // keep only their own pointers live.
+    const table_entry<Config> entry = tab.entries[ti];
     const std::int64_t n = entry.ref.size;
-    std::int64_t e = (u - first) * unit + static_cast<std::int64_t>(threadIdx.x) * N;
+    std::int64_t e = (u - first) * unit + thread_offset;
     for (; u < stop; ++u, e += unit) {
-      const std::int64_t unit_start = e - static_cast<std::int64_t>(threadIdx.x) * N;
-      if (entry.vector_ok && unit_start + unit <= n) {
+      const std::int64_t unit_start = e - thread_offset;
+      // (With unit runs, every whole unit of a vector tensor was stepped above.)
+      if (!Policy::unit_runs && entry.vector_ok && unit_start + unit <= n) {
         step_one_tile<TC, N, true>(sc, entry.ref, e, N, step);
       } else {
         const std::int64_t left = n - e;
@@ -209,7 +412,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 /// Dynamic shared memory of a step launch.
 template <class Config, class Policy>
 constexpr std::size_t step_shared_bytes() {
-  return kernel_config<Config, Policy::tabulate, Policy::branch_free>::shared_bytes;
+  return kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>::shared_bytes;
 }
 
 /// The kernel a launch with these template arguments runs (for occupancy

@@ -70,6 +70,38 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned char ld_global(const unsigned char*
   asm("ld.global.u8 %0, [%1];" : "=h"(v) : "l"(p));
   return static_cast<unsigned char>(v);
 }
+// The same loads, volatile: a step redone after a failed range check
+// (kernel/range_checked.cuh) must read the bytes again rather than keep the
+// first load's registers alive through the first attempt.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE uint4 ld_global_again(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE uint2 ld_global_again(const uint2* p) {
+  uint2 v;
+  asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned int ld_global_again(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned short ld_global_again(const unsigned short* p) {
+  unsigned short v;
+  asm volatile("ld.global.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE unsigned char ld_global_again(const unsigned char* p) {
+  unsigned short v;
+  asm volatile("ld.global.u8 %0, [%1];" : "=h"(v) : "l"(p));
+  return static_cast<unsigned char>(v);
+}
+// A hint that a line will be read soon: into L2, no register written.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
 // Stores are volatile: they have no outputs the compiler could see used.
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(uint4* p, uint4 v) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
@@ -127,6 +159,15 @@ struct tile_access {
       std::memcpy(out, w, bytes);
     }
   }
+  /// load (any buffer, gradients included) as a fresh read (see ld_global_again).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load_again(const T* p, T (&out)[N]) {
+    if constexpr (present) {
+      word w[words];
+      const word* src = reinterpret_cast<const word*>(p);
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) w[k] = detail::ld_global_again(src + k);
+      std::memcpy(out, w, bytes);
+    }
+  }
   FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void store(T* p, const T (&in)[N]) {
     if constexpr (present) {
       word w[words];
@@ -134,6 +175,24 @@ struct tile_access {
       word* dst = reinterpret_cast<word*>(p);
       FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::st_global(dst + k, w[k]);
     }
+  }
+  /// One element through ld.global / st.global (N = 1: scales).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static T load_one(const T* p) {
+    static_assert(N == 1, "one element");
+    T out[1];
+    load(p, out);
+    return out[0];
+  }
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static T load_one_again(const T* p) {
+    static_assert(N == 1, "one element");
+    T out[1];
+    load_again(p, out);
+    return out[0];
+  }
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void store_one(T* p, T v) {
+    static_assert(N == 1, "one element");
+    const T in[1] = {v};
+    store(p, in);
   }
   /// Elements [0, valid) one at a time; the rest of `out` is left as it is.
   FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load_partial(const T* p, T (&out)[N], int valid) {

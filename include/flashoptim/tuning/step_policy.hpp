@@ -21,28 +21,49 @@ namespace flashoptim::tuning {
 ///   BranchFree         encode ULP corrections and softsign codes without
 ///                      branches (kernel/code_tables.cuh: same bits, checked
 ///                      over every input by tests/gpu/exhaustive_test.cu)
-template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false>
+///   ProvenRanges       ULP corrections and fp32-scale sentinel codecs
+///                      computed for the ranges their operands are proven
+///                      to lie in (kernel/proven_math.hpp: same bits, fewer
+///                      instructions)
+///   UnitRuns           walk runs of whole units with 32-bit offsets from
+///                      per-thread pointers (the vector path's addresses in
+///                      one IMAD.WIDE per buffer)
+///   RangeChecked       (needs UnitRuns) step a vector tile with the fast
+///                      paths of division, sqrt and normalization under
+///                      range checks, redone exactly by a warp where one
+///                      fails (kernel/range_checked.cuh)
+///   Prefetch           (needs UnitRuns) ask L2 for a run's next tile before
+///                      stepping the current one
+template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
+          bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   static constexpr bool tabulate = Tabulate;
   static constexpr bool branch_free = BranchFree;
+  static constexpr bool proven_ranges = ProvenRanges;
+  static constexpr bool unit_runs = UnitRuns;
+  static constexpr bool range_checked = RangeChecked;
+  static constexpr bool prefetch = Prefetch;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
   static constexpr long long unit_elements = static_cast<long long>(Threads) * ElementsPerThread;
   static_assert(Threads % 32 == 0, "whole warps");
   static_assert(32 % ElementsPerThread == 0, "a group of 32 spans whole tiles");
+  static_assert(UnitRuns || !RangeChecked, "range-checked tiles are the unit runs' vector tiles");
+  static_assert(UnitRuns || !Prefetch, "prefetching follows the unit runs");
 };
 
-/// The default step policy for every configuration: 256 threads x 8
-/// elements, <= 128 registers (2 blocks per SM), tables, branch-free
-/// encoders. A group of 32 spans 4 lanes (two shuffles); bf16 tiles are one
-/// 16-byte access, one-byte codes 8 bytes. Measured on an H200 with
-/// bench/gpu (AdamW default layout, 268M parameters in one tensor), two
-/// runs of the same binary, 2026-11-29:
-///   256 x 8,  2 blocks/SM        2.057 / 2.044 ms   <- chosen
+/// The previous default (until 2026-11-29): 256 threads x 8 elements, 2
+/// blocks per SM, tables and branch-free encoders. Kept as the one-line way
+/// back: `using type = previous_step_policy;` below. A group of 32 spans 4
+/// lanes (two shuffles); bf16 tiles are one 16-byte access, one-byte codes
+/// 8 bytes. How it was chosen (bench/gpu, AdamW default layout, 268M
+/// parameters in one tensor, H200, two runs of the same binary,
+/// 2026-11-29):
+///   256 x 8,  2 blocks/SM        2.057 / 2.044 ms   <- chosen then
 ///   512 x 16, 1 block/SM         2.089 / 2.081 ms
 ///   256 x 8,  3 blocks/SM        2.094 / 2.095 ms   (80 registers: spills)
 ///   128 x 8,  6 blocks/SM        2.173 / 2.156 ms
@@ -56,9 +77,32 @@ struct step_policy {
 /// kernel: issue-bound, not memory-bound (DRAM 32% busy, issue on 64% of
 /// scheduler cycles, 4 warps per scheduler, registers limit occupancy);
 /// docs/gpu.md has the analysis.
+using previous_step_policy = step_policy<256, 8, 2, true, true>;
+
+/// The default for every configuration: 256 threads x 8 elements, 3 blocks
+/// per SM (80 registers, a few 64-bit pointers spilled to L1), tables,
+/// branch-free encoders, proven-range arithmetic, unit runs, range-checked
+/// tiles (kernel/proven_math.hpp, kernel/range_checked.cuh). Instructions
+/// issued per element along the vector path of a tile without special
+/// values, AdamW default layout (tools/sass_hot_path.py on cuobjdump -sass;
+/// docs/gpu.md "Instruction budget"): 145.5 (previous) -> 89.0.
+/// Measured on an H200, one run, 2026-11-29 18:14 UTC, bench_gpu_step
+/// built from this tree (build/opt, CMAKE_CUDA_ARCHITECTURES=90),
+/// `--benchmark_filter='^step/(adamw_default|lion_default|sgd_momentum)/
+/// (flat268M|llama1B|10k_x_4096)/...'`, copy bandwidth 4292 GB/s:
+///                                       AdamW 268M   Llama 1B   Lion 268M   SGD-m 268M
+///   previous_step_policy                  1.821 ms   10.096 ms   1.278 ms    1.322 ms
+///   proven ranges only (b2)               1.289
+///   + unit runs (b2)                      1.276
+///   + range checked, 2 blocks/SM          1.217       6.694      0.911       0.935
+///   + range checked, 3 blocks/SM          1.146       6.104      0.837       0.862   <- chosen
+///   range checked + L2 prefetch, b2       1.197
+///   range checked + L2 prefetch, b3       1.174       6.663
+/// (1.146 ms is 68.2% of copy bandwidth; the 10,000 x 4,096 list took
+/// 0.210 ms with the 2-block variant, 0.310 ms with the previous policy.)
 template <class Config>
 struct default_step_policy {
-  using type = step_policy<256, 8, 2, true, true>;
+  using type = step_policy<256, 8, 3, true, true, true, true, true>;
 };
 
 /// Persistent grid: blocks per multiprocessor actually launched is

@@ -1,0 +1,102 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// kernel_config<Config, ...>: Config as the step kernel runs it, with the
+// master mode and state codecs replaced by their kernel wrappers according
+// to the step policy's flags (tables and branch-free encoders:
+// kernel/code_tables.cuh; proven ranges: kernel/proven_codecs.cuh; the
+// range-checked first attempt of a tile: kernel/range_checked.cuh).
+#pragma once
+
+#include <type_traits>
+
+#include "flashoptim/kernel/code_tables.cuh"
+#include "flashoptim/kernel/proven_codecs.cuh"
+#include "flashoptim/kernel/range_checked.cuh"
+#include "flashoptim/rule/config.hpp"
+
+namespace flashoptim::kernel {
+
+/// A grouped codec whose code is one byte.
+template <class C>
+struct is_tabulable_codec
+    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
+
+namespace detail {
+template <class M, bool Tabulate, bool BranchFree, bool Proven>
+struct master_select {
+  using type = M;
+  static constexpr bool tabulated = false;
+};
+template <class T, class C, bool Tabulate, bool BranchFree, bool Proven>
+struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree, Proven> {
+  static constexpr bool tabulated = Tabulate && std::is_same<C, std::int8_t>::value;
+  using type = std::conditional_t<Proven, proven_master<codec::ulp_correction<T, C>, tabulated>,
+                                  kernel_master<codec::ulp_correction<T, C>, tabulated, BranchFree>>;
+};
+
+template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,
+          bool Grouped = codec::is_grouped<C>::value>
+struct codec_select {
+  using type = C;
+  static constexpr bool tabulated = false;
+};
+/// CheckedSqrt: the rule checks the range of this state's new value, so a
+/// sqrt compander may use the square root's fast path.
+template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt>
+struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, true> {
+  static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
+  using pre = std::conditional_t<CheckedSqrt && std::is_same<typename C::compander, codec::sqrt_compander>::value,
+                                 range_checked_sqrt_compander, typename C::compander>;
+  using type =
+      std::conditional_t<Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,
+                         kernel_codec<C, Slot, tabulated, BranchFree>>;
+};
+}  // namespace detail
+
+/// Config as the kernel runs it: everything step_tile reads, with the
+/// master mode and state codecs replaced by their kernel wrappers.
+/// Checked: the first attempt of a range-checked step (rule with fast
+/// division and square root, scalars carrying the check's flag).
+template <class Config, bool Tabulate, bool BranchFree = false, bool Proven = false, bool Checked = false>
+struct kernel_config {
+  using base = Config;
+  static constexpr bool checked = Checked;
+  using rule_check = range_checked_rule<typename Config::rule>;
+  using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree, Proven>;
+  using state0_sel = detail::codec_select<typename Config::state0, 1, Tabulate, BranchFree, Proven>;
+  using state1_sel = detail::codec_select<typename Config::state1, 2, Tabulate, BranchFree, Proven,
+                                          Checked && rule_check::checks_second_moment>;
+  static constexpr bool any = master_sel::tabulated || state0_sel::tabulated || state1_sel::tabulated;
+
+  using rule = std::conditional_t<Checked, typename rule_check::type, typename Config::rule>;
+  using master = typename master_sel::type;
+  using param_type = typename Config::param_type;
+  using aux_type = typename Config::aux_type;
+  using grad_type = typename Config::grad_type;
+  using state0 = typename state0_sel::type;
+  using state1 = typename state1_sel::type;
+  using hyper = typename Config::hyper;
+  using scalars = std::conditional_t<Checked, checked_scalars<typename Config::rule>, typename Config::scalars>;
+  static constexpr bool has_aux = Config::has_aux;
+  static constexpr int group_size = Config::group_size;
+
+  /// Dynamic shared memory a launch must reserve.
+  static constexpr std::size_t shared_bytes = any ? table_slots * table_entries * sizeof(float) : 0;
+
+  /// Every thread of the block calls this, then the block synchronizes.
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void fill_tables() {
+#if FLASHOPTIM_DEVICE_CODE
+    if constexpr (any) {
+      float* t = shared_tables();
+      for (unsigned b = threadIdx.x; b < static_cast<unsigned>(table_entries); b += blockDim.x) {
+        if constexpr (master_sel::tabulated) t[0 * table_entries + b] = master::entry(b);
+        if constexpr (state0_sel::tabulated) t[1 * table_entries + b] = state0::entry(b);
+        if constexpr (state1_sel::tabulated) t[2 * table_entries + b] = state1::entry(b);
+      }
+    }
+#endif
+  }
+};
+
+}  // namespace flashoptim::kernel

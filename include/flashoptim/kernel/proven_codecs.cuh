@@ -1,0 +1,85 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The kernel wrappers of policy flag ProvenRanges: the ULP correction and
+// the grouped fp32-scale codecs computed by kernel/proven_math.hpp (the
+// arithmetic rewritten for the ranges its operands are proven to lie in).
+// Same bytes and the same decoded floats as the codecs they wrap; decode
+// tables as in kernel/code_tables.cuh (the ULP table holds the fraction
+// already scaled by 2^-(m+1)).
+#pragma once
+
+#include "flashoptim/kernel/code_tables.cuh"
+#include "flashoptim/kernel/proven_math.hpp"
+
+namespace flashoptim::kernel {
+
+template <class M, bool Tabulate>
+struct proven_master;
+
+/// ulp_correction<T, C> through proven::ulp_arithmetic; int8 fractions read
+/// from table slot 0 (Tabulate).
+template <class T, class C, bool Tabulate>
+struct proven_master<codec::ulp_correction<T, C>, Tabulate> : codec::ulp_correction<T, C> {
+  using arithmetic = proven::ulp_arithmetic<T, C>;
+  static constexpr bool tabulated = Tabulate;
+
+  FLASHOPTIM_HOST_DEVICE static float entry(unsigned b) { return arithmetic::fraction(detail::from_byte<C>(b)); }
+
+  FLASHOPTIM_HOST_DEVICE static float decode(T p, C c) {
+#if FLASHOPTIM_DEVICE_CODE
+    if constexpr (Tabulate) return arithmetic::decode(format::to_float(p), shared_tables()[detail::byte_of(c)]);
+#endif
+    return arithmetic::decode(format::to_float(p), arithmetic::fraction(c));
+  }
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) { arithmetic::encode(x, p, c); }
+};
+
+/// A grouped codec with an fp32 scale and a sentinel code: decode as
+/// kernel_codec (tables), encode through proven::scale_fp32_encoder.
+/// PreCompander: C's compander, or one with the same pre() on the operands
+/// the step gives it (kernel/range_checked.cuh).
+template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
+struct proven_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
+  using wrapped = kernel_codec<C, Slot, Tabulate, BranchFree>;
+  using typename wrapped::code_type;
+  using typename wrapped::scale_type;
+
+  template <int N, class Reduce>
+  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], scale_type& s, Reduce&& reduce,
+                                                 const codec::rounding_key& key) {
+    proven::scale_fp32_encoder<C, typename wrapped::base::compander, PreCompander>::encode_tile(x, q, s, reduce, key);
+  }
+};
+
+/// Codecs proven_codec covers: the group maximum ignores non-finite elements
+/// only with a sentinel, and the range proofs need the fp32 scale.
+template <class C>
+struct is_proven_codec : std::false_type {};
+template <class Code, class Compander, codec::code_rounding R>
+struct is_proven_codec<codec::grouped<Code, Compander, codec::scale_fp32, R>>
+    : std::integral_constant<bool, Code::has_sentinel> {};
+
+}  // namespace flashoptim::kernel
+
+namespace flashoptim::codec {
+/// master_update for proven_master: encode, then keep the old bytes by a
+/// select when the fp32 value did not change (as the branch-free modes of
+/// kernel/code_tables.cuh). Same bytes as the primary template.
+#define FLASHOPTIM_PROVEN_MASTER_UPDATE(T, C, TAB)                                                               \
+  template <>                                                                                                    \
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::proven_master<ulp_correction<T, C>, TAB>>( \
+      float before, float after, T& p, C& a) {                                                                   \
+    T np;                                                                                                        \
+    C na;                                                                                                        \
+    kernel::proven_master<ulp_correction<T, C>, TAB>::encode(after, np, na);                                     \
+    kernel::proven::keep_if_equal(before, after, p, a, np, na);                                                  \
+  }
+FLASHOPTIM_PROVEN_MASTER_UPDATE(bf16, std::int8_t, true)
+FLASHOPTIM_PROVEN_MASTER_UPDATE(bf16, std::int8_t, false)
+FLASHOPTIM_PROVEN_MASTER_UPDATE(fp16, std::int8_t, true)
+FLASHOPTIM_PROVEN_MASTER_UPDATE(fp16, std::int8_t, false)
+FLASHOPTIM_PROVEN_MASTER_UPDATE(bf16, std::int16_t, false)
+FLASHOPTIM_PROVEN_MASTER_UPDATE(fp16, std::int16_t, false)
+#undef FLASHOPTIM_PROVEN_MASTER_UPDATE
+}  // namespace flashoptim::codec

@@ -1,0 +1,372 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The element arithmetic of the ULP correction and of the default 8-bit
+// state codecs, rewritten for the ranges its operands are proven to lie in,
+// so the kernel issues fewer instructions for the same bits (policy flag
+// ProvenRanges, docs/gpu.md "Instruction budget"). Plain C++ with device
+// intrinsics behind FLASHOPTIM_DEVICE_CODE: the host build runs the same
+// algebra, which tests/gpu/proven_math_test.cpp compares with the codecs'
+// own functions (on every input where the domain is one float), and
+// tests/gpu/exhaustive_test.cu checks the device build the same way.
+//
+// The proofs, in short (docs/gpu.md has them in full):
+//   ULP correction (x -> lo = RNE(x), e = x - lo):
+//     - e is exact and |e| <= h = 2^(E(lo) - m - 1) whenever lo is finite,
+//       so the encoder's clamp to [-1, 1] never acts;
+//     - e * 2^(1 - E) is exact (a power-of-two scaling with a normal or
+//       exact result), so one multiply by 2^(1-E) — built from lo's
+//       exponent bits, and +0 when lo is not finite, which turns a
+//       non-finite e into NaN and NaN into code 0 through cvt.rzi — replaces
+//       scale_pow2's two and the is_finite select;
+//     - round-half-away(s) = trunc(RN(s + copysign(0.5, s))) (RN is
+//       symmetric), and the fold lemma below makes s + 0.5 one FMA;
+//     - decode: (c / M) * 2^-(m+1) is exact, so the correction is one
+//       multiply by 2^E, built from lo's exponent bits.
+//   Grouped codecs with an fp32 scale (the stored amax) and a sentinel:
+//     - for finite t, |t * RN(1/amax)| <= 1 + 2^-23, so the [-1, 1] clamp
+//       and the integer clamp of the code never change a code;
+//     - a non-finite t makes the quantizer's operand NaN (softsign) or
+//       NaN/+inf (sqrt compander), which a maxNum/minNum against the
+//       sentinel's value turns into the sentinel: no is_finite select.
+//   The fold lemma: floor(RN(RN(M * x) + 0.5)) == floor(RN(M * x + 0.5)) for
+//   every fp32 |x| <= 1.01 and M in {127, 254, 32767} (checked over every
+//   such x: tests/gpu/proven_math_test.cpp), so "multiply, then add 0.5"
+//   is one FMA wherever a code rounds half up. (Near a boundary k - 0.5 the
+//   product's rounding and the sum's rounding snap to the boundary at the
+//   same distance, as both sit in binades of the same spacing.)
+#pragma once
+
+#include <climits>
+#include <type_traits>
+
+#include "flashoptim/codec/master.hpp"
+#include "flashoptim/codec/state.hpp"
+
+namespace flashoptim::kernel {
+
+namespace detail {
+#if FLASHOPTIM_DEVICE_CODE
+/// CUDA's IEEE division fast path (what __fdiv_rn runs when its operand
+/// check passes), without the check: callers guarantee operands for which
+/// the check passes.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float div_fast_path(float a, float b) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  const float e = __fmaf_rn(-b, r, 1.0f);
+  const float r2 = __fmaf_rn(r, e, r);
+  const float q = __fmaf_rn(a, r2, 0.0f);
+  const float rem = __fmaf_rn(-b, q, a);
+  return __fmaf_rn(r2, rem, q);
+}
+#endif
+}  // namespace detail
+
+namespace proven {
+
+/// cvt.rmi.s32.f32: floor, saturated to the int range, NaN -> 0.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int floor_to_int(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __float2int_rd(x);
+#else
+  if (format::is_nan(x)) return 0;
+  if (x >= 2147483648.0f) return INT_MAX;
+  if (x < -2147483648.0f) return INT_MIN;
+  return static_cast<int>(format::floor_exact(x));
+#endif
+}
+
+/// cvt.rzi.s32.f32: truncation, saturated to the int range, NaN -> 0.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int trunc_to_int(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __float2int_rz(x);
+#else
+  if (format::is_nan(x)) return 0;
+  if (x >= 2147483648.0f) return INT_MAX;
+  if (x < -2147483648.0f) return INT_MIN;
+  return static_cast<int>(x);
+#endif
+}
+
+/// IEEE maxNum / minNum (a NaN operand loses), one FMNMX on the device.
+/// Operands here are never a +0 / -0 pair.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float max_num(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fmaxf(a, b);
+#else
+  return format::max_num(a, b);
+#endif
+}
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float min_num(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fminf(a, b);
+#else
+  return format::min_num(a, b);
+#endif
+}
+
+/// |x| (a NaN stays a NaN; the group maximum ignores it).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float magnitude(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fabsf(x);
+#else
+  return format::abs_bits(x);
+#endif
+}
+
+/// 1 / s correctly rounded, for s in [2^-64, 2^64]: the division's fast
+/// path on the device (its operand check always passes there; checked on
+/// every such s by tests/gpu/exhaustive_test.cu).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float reciprocal(float s) {
+#if FLASHOPTIM_DEVICE_CODE
+  return detail::div_fast_path(1.0f, s);
+#else
+  return format::div_rn(1.0f, s);
+#endif
+}
+
+/// sqrt(v) correctly rounded for v in [2^-100, 2^126]: the fast path of
+/// __fsqrt_rn (taken for v in [2^-101, 2^128)), without its range check —
+/// callers check the range (kernel/range_checked.cuh). Checked against
+/// __fsqrt_rn on every such v by tests/gpu/exhaustive_test.cu.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_in_range(float v) {
+#if FLASHOPTIM_DEVICE_CODE
+  float r;
+  asm("{\n\t.reg .f32 rs, y, h, ny, e;\n\t"
+      "rsqrt.approx.ftz.f32 rs, %1;\n\t"
+      "mul.ftz.f32 y, %1, rs;\n\t"
+      "mul.ftz.f32 h, rs, 0f3F000000;\n\t"
+      "neg.f32 ny, y;\n\t"
+      "fma.rn.f32 e, ny, y, %1;\n\t"
+      "fma.rn.f32 %0, e, h, y;\n\t}"
+      : "=f"(r)
+      : "f"(v));
+  return r;
+#else
+  return format::sqrt_rn(v);
+#endif
+}
+
+/// a / b correctly rounded for |a| in [2^-60, 2^60] and b in [2^-60, 2^60]
+/// (the quotient and every intermediate of the division's fast path are
+/// normal there): the fast path of __fdiv_rn without its operand check.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return detail::div_fast_path(a, b);
+#else
+  return format::div_rn(a, b);
+#endif
+}
+
+/// n / (1 + |n|) correctly rounded for |n| <= 2, NaN for a non-finite n
+/// (on the device: rcp.approx(inf) = 0 and -inf * 0 is NaN). Half the
+/// softsign: softsign's 2n / (1 + |n|) is twice this value exactly (the
+/// quotient is normal, or exact when 1 + |n| rounds to 1).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float half_softsign(float n) {
+#if FLASHOPTIM_DEVICE_CODE
+  return detail::div_fast_path(n, 1.0f + fabsf(n));
+#else
+  return format::div_rn(n, 1.0f + format::abs_bits(n));
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// ULP correction
+
+/// The fp32 exponent field (biased) of the smallest normal exponent of T.
+template <class T>
+struct narrow_min_exponent;
+template <>
+struct narrow_min_exponent<bf16> : std::integral_constant<std::uint32_t, 1u> {};
+template <>
+struct narrow_min_exponent<fp16> : std::integral_constant<std::uint32_t, 113u> {};  // 2^-14
+
+/// codec::ulp_correction<T, C> computed with exponent-bit arithmetic: the
+/// same bytes and the same decoded floats for every input.
+template <class T, class C>
+struct ulp_arithmetic {
+  using mode = codec::ulp_correction<T, C>;
+  static constexpr int mant_bits = mode::layout::spec::mant_bits;
+  static constexpr int max_code = mode::max_code;
+  /// fp32 exponent bits of 2^E(lo)'s bounds: E(lo) is never below T's
+  /// smallest normal exponent; the upper bound only keeps an infinite or
+  /// NaN lo's correction finite (lo + finite is lo then).
+  static constexpr std::uint32_t min_exponent_bits = narrow_min_exponent<T>::value << 23;
+  static constexpr std::uint32_t max_exponent_bits = 254u << 23;
+  /// M * 2^m: the multiplier of e * 2^(1-E) that gives e / h * M.
+  static constexpr float code_scale = static_cast<float>(max_code) * static_cast<float>(1 << mant_bits);
+  /// RN(c / M) * 2^-(m+1): exact (|c / M| >= 2^-15 keeps it normal). The
+  /// kernel tabulates it for int8 corrections.
+  FLASHOPTIM_HOST_DEVICE static float fraction(C c) {
+    return format::div_rn(static_cast<float>(c), static_cast<float>(max_code)) * format::pow2(-(mant_bits + 1));
+  }
+  /// 2^E(lo), clamped to [2^Emin, 2^127], from lo's fp32 bits.
+  FLASHOPTIM_HOST_DEVICE static float exponent_scale(float lo) {
+    std::uint32_t u = format::bits_of(lo) & 0x7f800000u;
+    u = u < min_exponent_bits ? min_exponent_bits : u;
+    u = u > max_exponent_bits ? max_exponent_bits : u;
+    return format::float_from_bits(u);
+  }
+  /// decode: lo + RN(fraction * 2^E). mode::decode computes the same
+  /// correction as scale_pow2(c / M, E - m - 1), whose first product is
+  /// exact: both round the same real number once.
+  FLASHOPTIM_HOST_DEVICE static float decode(float lo, float fraction_of_c) {
+    return lo + fraction_of_c * exponent_scale(lo);
+  }
+  /// 2^(1 - E(lo)) for a finite lo: the biased exponent 255 - F is the
+  /// complement of lo's field F (clamped below at T's smallest normal); +0
+  /// for an infinite or NaN lo.
+  FLASHOPTIM_HOST_DEVICE static float inverse_scale(float lo) {
+    std::uint32_t u = ~format::bits_of(lo) & 0x7f800000u;
+    constexpr std::uint32_t cap = (255u << 23) - min_exponent_bits;
+    u = u > cap ? cap : u;
+    return format::float_from_bits(u);
+  }
+  /// mode::correction(x, lo): round half away of (x - lo) / h * M. A
+  /// non-finite x - lo comes with a non-finite lo (x finite, lo = +-inf) or
+  /// is NaN: times inverse_scale's +0 it is NaN, which converts to 0.
+  FLASHOPTIM_HOST_DEVICE static C correction(float x, float lo) {
+    const float t = (x - lo) * inverse_scale(lo);
+    return static_cast<C>(trunc_to_int(format::fma_rn(t, code_scale, format::copysign_bits(0.5f, t))));
+  }
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) {
+    p = round_to_narrow(x);
+    c = correction(x, format::to_float(p));
+  }
+  /// from_float<T>(x): on the device the conversion alone (cvt.rn.bf16.f32
+  /// and cvt.rn.f16.f32 return the canonical NaN 0x7fff, as from_float
+  /// does; checked over all 2^32 inputs by tests/gpu/exhaustive_test.cu).
+  FLASHOPTIM_HOST_DEVICE static T round_to_narrow(float x) {
+#if FLASHOPTIM_DEVICE_CODE
+    std::uint16_t r;
+    if constexpr (std::is_same<T, bf16>::value) {
+      asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    } else {
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    }
+    return T{r};
+#else
+    return format::from_float<T>(x);
+#endif
+  }
+};
+
+/// master_update's "an unchanged value keeps its bytes" as a select on the
+/// bits (a mask), which the compiler keeps branch-free: (p, a) become
+/// (np, na) unless before and after are the same bits.
+template <class T, class C>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void keep_if_equal(float before, float after, T& p, C& a, T np, C na) {
+  using U = std::make_unsigned_t<C>;
+  const std::uint32_t keep = 0u - static_cast<std::uint32_t>(format::bits_of(before) == format::bits_of(after));
+  p.bits = static_cast<std::uint16_t>((p.bits & keep) | (np.bits & ~keep));
+  a = static_cast<C>(static_cast<U>((static_cast<U>(a) & keep) | (static_cast<U>(na) & ~keep)));
+}
+
+// ---------------------------------------------------------------------------
+// Grouped state codecs with an fp32 scale
+
+/// How an element of a grouped codec is quantized once normalized.
+enum class element_rule : int {
+  general,        ///< the codec's own post / clamp / quantize / sentinel (any code)
+  softsign_int8,  ///< int8 sentinel code, softsign, half up (defaults::momentum)
+  sqrt_uint8,     ///< uint8 sentinel code, sqrt compander, half up [nonzero] (defaults::second_moment)
+};
+
+/// The rule for codec C: the proven ones need the fp32 scale (the stored
+/// amax, so |n| <= 1 + 2^-23) and a sentinel code.
+template <class C>
+struct element_rule_of : std::integral_constant<element_rule, element_rule::general> {};
+template <>
+struct element_rule_of<
+    codec::grouped<codec::int8_code<true>, codec::softsign, codec::scale_fp32, codec::code_rounding::half_up>>
+    : std::integral_constant<element_rule, element_rule::softsign_int8> {};
+template <codec::code_rounding R>
+struct element_rule_of<codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32, R>>
+    : std::integral_constant<element_rule, R == codec::code_rounding::stochastic ? element_rule::general
+                                                                                 : element_rule::sqrt_uint8> {};
+
+/// int8 code of softsign(n) rounded half up, the sentinel (-128) for a
+/// non-finite n; n finite with |n| <= 1 + 2^-23, or non-finite. With
+/// q = RN(n / (1 + |n|)), softsign(n) = 2q and 127 * 2q = 254q; a NaN q
+/// (non-finite n) survives the rounding steps and maxNum turns it into -128;
+/// finite codes lie in [-127, 127] already.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int softsign_int8_code(float n) {
+  const float q = half_softsign(n);
+  return floor_to_int(max_num(format::fma_rn(q, 254.0f, 0.5f), -128.0f));
+}
+
+/// uint8 code of n rounded half up (a positive n never to 0 with
+/// Nonzero), the sentinel (255) for a NaN or +inf n; n in [0, 1 + 2^-23]
+/// (or -0), or NaN, or +inf — what the sqrt compander and a non-negative
+/// scale give. minNum turns NaN and +inf into 255; finite codes lie in
+/// [0, 254] already. n > 0 exactly when its bits, as a signed int, are.
+template <bool Nonzero>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
+  int c = floor_to_int(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
+  if constexpr (Nonzero) {
+    const int positive = static_cast<int>(format::bits_of(n)) < 1 ? static_cast<int>(format::bits_of(n)) : 1;
+    c = c > positive ? c : positive;
+  }
+  return c;
+}
+
+/// grouped<Code, Compander, scale_fp32, R>::encode_tile, the same bytes:
+///   - the group maximum is maxNum over |t| (NaN ignored, +inf kept): equal
+///     to the codec's (finite |t| only) unless the group holds an infinity;
+///   - when every group of the warp (`reduce.all`) has a maximum of 0 or in
+///     [2^-64, 2^64], scale_fp32's normalization (t * 1) * RN(1/amax) is one
+///     multiply by the reciprocal's fast path; otherwise the warp takes the
+///     codec's own path (exact maximum, make_norm, two multiplies);
+///   - the element rule (above) quantizes without clamps or selects.
+/// `reduce` provides operator() (the codec's group maximum), max_num (plain
+/// maxNum over the group) and all (a predicate over every lane that
+/// reduces together; a range-checked reduce records the predicate and
+/// answers true, the step being redone exactly where it fails).
+/// PreCompander: Codec's compander, or one computing the same pre() for the
+/// operands it is given (kernel/range_checked.cuh).
+template <class Codec, class PostCompander = typename Codec::compander, class PreCompander = typename Codec::compander>
+struct scale_fp32_encoder {
+  using code_type = typename Codec::code_type;
+  using Code = typename Codec::code_format;
+  using Compander = PreCompander;
+  static_assert(std::is_same<typename Codec::scale_format, codec::scale_fp32>::value, "fp32 scales only");
+  static constexpr element_rule rule = element_rule_of<Codec>::value;
+
+  template <int N, class Reduce>
+  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], float& s, Reduce&& reduce,
+                                                 const codec::rounding_key& key) {
+    float t[N];
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) t[i] = Compander::pre(x[i]);
+    float m = 0.0f;
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) m = max_num(m, magnitude(t[i]));
+    m = reduce.max_num(m);
+    const bool plain_range = (m == 0.0f) | ((m >= format::pow2(-64)) & (m <= format::pow2(64)));
+    float n[N];
+    if (reduce.all(plain_range)) {
+      const float factor = m > 0.0f ? reciprocal(m) : 0.0f;
+      s = m;
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = t[i] * factor;
+    } else {  // rare: a group with an infinity, or a scale outside [2^-64, 2^64]
+      const float amax = reduce(Codec::template tile_amax<N>(t));
+      s = codec::scale_fp32::store(amax);
+      const codec::reciprocal_norm norm = codec::scale_fp32::make_norm(amax, s);
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = (t[i] * norm.pre) * norm.factor;
+    }
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
+      if constexpr (rule == element_rule::softsign_int8) {
+        q[i] = static_cast<code_type>(softsign_int8_code(n[i]));
+      } else if constexpr (rule == element_rule::sqrt_uint8) {
+        q[i] = static_cast<code_type>(sqrt_uint8_code<Codec::rounding == codec::code_rounding::half_up_nonzero>(n[i]));
+      } else {
+        // The codec's own element: clamp, post, quantize, sentinel select.
+        const float y = PostCompander::post(format::min_num(format::max_num(n[i], -1.0f), 1.0f));
+        const code_type v =
+            Code::quantize(y, Codec::rounding, Codec::rounding == codec::code_rounding::stochastic ? key.bits(i) : 0u);
+        q[i] = Code::has_sentinel && !format::is_finite(t[i]) ? Code::sentinel() : v;
+      }
+    }
+  }
+};
+
+}  // namespace proven
+}  // namespace flashoptim::kernel

@@ -1,0 +1,100 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Range-checked steps (policy flag RangeChecked): a tile is first stepped
+// with the fast paths of the IEEE operations it needs — division and square
+// root without their per-element slow-path branches, a group's
+// normalization without its warp vote — while predicates record whether
+// every operand lay in the range where the fast path is the correctly
+// rounded result. One warp vote per tile then decides: when a check failed
+// on any lane, the warp reads its tiles again and steps them with the exact
+// functions (the codecs of kernel/proven_codecs.cuh with real votes, the
+// rule's own arithmetic), so every result is the exact step's. The checks
+// cost two chained compares per operand where the branches cost a compare,
+// a branch and two convergence-barrier instructions.
+//
+// Ranges (docs/gpu.md has the argument):
+//   Adam's v in [2^-100, v_max]: sqrt's fast path holds on [2^-101, 2^128);
+//     v_max = 2^76 when eps is in [2^-60, 2^58] and 1/sqrt(bc2) <= 2^20,
+//     which keeps d = sqrt(v) / sqrt(bc2) + eps in [2^-60, 2^59] (v_max < 0
+//     otherwise: every tile is stepped exactly);
+//   Adam's |m| in [2^-60, 2^60]: with d in that range the quotient m / d and
+//     the division's intermediates are normal, where the fast path is
+//     correctly rounded.
+#pragma once
+
+#include <type_traits>
+
+#include "flashoptim/kernel/proven_math.hpp"
+#include "flashoptim/rule/adam.hpp"
+
+namespace flashoptim::kernel {
+
+/// Rule::scalars plus where the tile's range checks accumulate and the
+/// bound on Adam's second moment for this launch.
+template <class Rule>
+struct checked_scalars : Rule::scalars {
+  bool* ok = nullptr;
+  float v_max = -1.0f;
+};
+
+/// Rule as the range-checked step runs it: itself (its arithmetic has no
+/// slow paths), except Adam and AdamW.
+template <class Rule>
+struct range_checked_rule {
+  using type = Rule;
+  static constexpr bool checks_second_moment = false;
+  FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename Rule::scalars&) { return -1.0f; }
+};
+
+/// adam_rule<Decoupled>::apply with sqrt and the division through their fast
+/// paths, and the ranges that make them exact recorded in *s.ok. The
+/// arithmetic is adam.hpp's, operation for operation.
+template <bool Decoupled>
+struct range_checked_adam : rule::adam_rule<Decoupled> {
+  using base = rule::adam_rule<Decoupled>;
+  using scalars = checked_scalars<base>;
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v) {
+    if (Decoupled) {
+      p = p * s.decay;
+    } else {
+      g = format::fma_rn(s.weight_decay, p, g);
+    }
+    m = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
+    v = format::fma_rn(s.beta2, v, (s.one_minus_beta2 * g) * g);
+    const float am = proven::magnitude(m);
+    // & rather than &&: one chain of predicated compares, no branch.
+    *s.ok = *s.ok & (v >= format::pow2(-100)) & (v <= s.v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
+    const float d = format::fma_rn(proven::sqrt_in_range(v), s.inv_sqrt_bc2, s.eps);
+    p = format::fma_rn(s.neg_step_size, proven::div_in_range(m, d), p);
+  }
+};
+
+template <bool Decoupled>
+struct range_checked_rule<rule::adam_rule<Decoupled>> {
+  using type = range_checked_adam<Decoupled>;
+  static constexpr bool checks_second_moment = true;
+  FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename rule::adam_rule<Decoupled>::scalars& s) {
+    const bool bounded = s.eps >= format::pow2(-60) && s.eps <= format::pow2(58) && s.inv_sqrt_bc2 >= 0.0f &&
+                         s.inv_sqrt_bc2 <= format::pow2(20);
+    return bounded ? format::pow2(76) : -1.0f;
+  }
+};
+
+/// The sqrt compander of the second moment, for a step whose rule checked
+/// the range of the very value it is given (range_checked_adam): the same
+/// pre() there.
+struct range_checked_sqrt_compander : codec::sqrt_compander {
+  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return proven::sqrt_in_range(v); }
+};
+
+/// The checked scalars of a launch (ok is set per tile).
+template <class Rule>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE checked_scalars<Rule> make_checked_scalars(const typename Rule::scalars& s) {
+  checked_scalars<Rule> c;
+  static_cast<typename Rule::scalars&>(c) = s;
+  c.v_max = range_checked_rule<Rule>::second_moment_bound(s);
+  return c;
+}
+
+}  // namespace flashoptim::kernel

@@ -1,0 +1,230 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The host build of kernel/proven_math.hpp (the kernel's element arithmetic
+// rewritten for proven operand ranges) against the codecs' own functions:
+// the same bytes and the same decoded floats. Runs in CI on a stride of
+// every input domain (every 61st fp32 pattern, every (param, code) pair of
+// the int8 corrections) plus the patterns around every power of two;
+// FLASHOPTIM_FULL_SWEEPS=1 walks every input of every domain (all 2^32 fp32
+// patterns; about 15 minutes on 2 cores). The device build is checked the
+// same way by tests/gpu/exhaustive_test.cu ("proven ..." cases).
+#include "flashoptim/kernel/proven_math.hpp"
+
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "common/data.hpp"
+#include "flashoptim/codec/presets.hpp"
+
+using namespace flashoptim;
+namespace proven = flashoptim::kernel::proven;
+
+namespace {
+
+bool full_sweeps() {
+  const char* v = std::getenv("FLASHOPTIM_FULL_SWEEPS");
+  return v != nullptr && v[0] == '1';
+}
+
+/// Calls f(bits) for every 32-bit pattern in [begin, end) (a stride of them
+/// unless full sweeps are asked for, plus the patterns within 3 of every
+/// power of two) and returns how many f rejected.
+template <class F>
+long long sweep_bits(std::uint64_t begin, std::uint64_t end, F&& f) {
+  const std::uint64_t stride = full_sweeps() ? 1 : 61;
+  long long bad = 0;
+  const long long n = static_cast<long long>((end - begin + stride - 1) / stride);
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long long k = 0; k < n; ++k)
+    bad += f(static_cast<std::uint32_t>(begin + static_cast<std::uint64_t>(k) * stride)) ? 0 : 1;
+  if (stride > 1) {
+    for (std::uint32_t e = 0; e < 256; ++e) {
+      for (std::uint32_t s : {0u, 0x80000000u}) {
+        for (int d = -3; d <= 3; ++d) {
+          const std::uint64_t u = (static_cast<std::uint64_t>(e) << 23 | s) + static_cast<std::uint64_t>(d + 8) - 8;
+          if (u >= begin && u < end) bad += f(static_cast<std::uint32_t>(u)) ? 0 : 1;
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+template <class T, class C>
+void check_ulp_encode() {
+  using M = codec::ulp_correction<T, C>;
+  using A = proven::ulp_arithmetic<T, C>;
+  const long long bad = sweep_bits(0, std::uint64_t{1} << 32, [](std::uint32_t u) {
+    const float x = format::float_from_bits(u);
+    T p0, p1;
+    C c0{}, c1{};
+    M::encode(x, p0, c0);
+    A::encode(x, p1, c1);
+    return p0.bits == p1.bits && c0 == c1;
+  });
+  CHECK(bad == 0);
+}
+
+template <class T, class C>
+void check_ulp_decode() {
+  using M = codec::ulp_correction<T, C>;
+  using A = proven::ulp_arithmetic<T, C>;
+  // i = param bits | correction bits << 16: every pair for int8 corrections.
+  const std::uint64_t end = sizeof(C) == 1 ? (std::uint64_t{1} << 24) : (std::uint64_t{1} << 32);
+  auto check = [](std::uint32_t i) {
+    const T p{static_cast<std::uint16_t>(i)};
+    const C c = static_cast<C>(static_cast<std::make_unsigned_t<C>>(i >> 16));
+    const float want = M::decode(p, c);
+    const float got = A::decode(format::to_float(p), A::fraction(c));
+    return format::is_nan(want) ? format::is_nan(got) : format::bits_of(want) == format::bits_of(got);
+  };
+  long long bad = 0;
+  if (sizeof(C) == 1) {
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (long long i = 0; i < static_cast<long long>(end); ++i) bad += check(static_cast<std::uint32_t>(i)) ? 0 : 1;
+  } else {
+    bad = sweep_bits(0, end, check);
+  }
+  CHECK(bad == 0);
+}
+
+/// The codec's own element: clamp to [-1, 1], post, quantize, sentinel.
+template <class Codec>
+int reference_code(float n) {
+  using Code = typename Codec::code_format;
+  if (!format::is_finite(n)) return static_cast<typename Codec::code_type>(Code::sentinel());
+  const float y = Codec::compander::post(format::min_num(format::max_num(n, -1.0f), 1.0f));
+  return Code::quantize(y, Codec::rounding, 0);
+}
+
+/// |n| beyond 1 + 2^-22 never reaches the element rules (|n| <= 1 + 2^-23).
+bool in_domain(float n) { return !format::is_finite(n) || format::abs_bits(n) <= 1.0f + format::pow2(-22); }
+
+/// A group of 32 values with the cases that take each branch of the
+/// encoder: plain scales, zeros, subnormals, infinities and NaNs, groups
+/// whose maximum lies outside [2^-64, 2^64].
+std::vector<float> group_values(testdata::generator& gen, int kind, bool non_negative) {
+  std::vector<float> v(32);
+  const float scale = kind == 0 ? 1.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : kind == 3 ? 1e-40f : 3e38f;
+  for (auto& x : v) {
+    x = gen.value(scale, 0.2, kind == 4 || gen.u32() % 8 == 0);
+    if (non_negative) x = format::abs_bits(x);
+  }
+  if (gen.u32() % 5 == 0) v.assign(32, 0.0f);
+  return v;
+}
+
+/// A whole group as one tile: the reduce of the kernel's encoder, where the
+/// warp is this group.
+struct whole_group_reduce {
+  float operator()(float x) const { return x; }
+  float max_num(float x) const { return x; }
+  bool all(bool p) const { return p; }
+};
+
+template <class Codec>
+void check_encoder(bool non_negative) {
+  testdata::generator gen(7);
+  int bad = 0;
+  for (int trial = 0; trial < 40000; ++trial) {
+    const std::vector<float> v = group_values(gen, trial % 6, non_negative);
+    float x[32];
+    std::memcpy(x, v.data(), sizeof x);
+    typename Codec::code_type q0[32], q1[32];
+    typename Codec::scale_type s0{}, s1{};
+    const codec::rounding_key key{gen.u32(), 3, gen.u32()};
+    Codec::encode_tile(x, q0, s0, codec::whole_group{}, key);
+    proven::scale_fp32_encoder<Codec>::encode_tile(x, q1, s1, whole_group_reduce{}, key);
+    if (std::memcmp(q0, q1, sizeof q0) != 0 || format::bits_of(s0) != format::bits_of(s1)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("proven ULP arithmetic: encode == ulp_correction::encode") {
+  check_ulp_encode<bf16, std::int8_t>();
+  check_ulp_encode<bf16, std::int16_t>();
+  check_ulp_encode<fp16, std::int8_t>();
+  check_ulp_encode<fp16, std::int16_t>();
+}
+
+TEST_CASE("proven ULP arithmetic: decode == ulp_correction::decode") {
+  check_ulp_decode<bf16, std::int8_t>();
+  check_ulp_decode<fp16, std::int8_t>();
+  check_ulp_decode<bf16, std::int16_t>();
+  check_ulp_decode<fp16, std::int16_t>();
+}
+
+TEST_CASE("proven element rules == clamp, post, quantize, sentinel") {
+  using codec::defaults::momentum;
+  using codec::defaults::second_moment;
+  using half_up_v = codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32>;
+  const long long bad_m = sweep_bits(0, std::uint64_t{1} << 32, [](std::uint32_t u) {
+    const float n = format::float_from_bits(u);
+    return !in_domain(n) || static_cast<std::int8_t>(proven::softsign_int8_code(n)) == reference_code<momentum>(n);
+  });
+  CHECK(bad_m == 0);
+  // The sqrt compander's operand: n >= 0 (or -0), NaN or +inf.
+  const long long bad_v = sweep_bits(0, std::uint64_t{1} << 32, [](std::uint32_t u) {
+    const float n = format::float_from_bits(u);
+    if (!in_domain(n) || (n < 0.0f) || (u == 0xff800000u)) return true;
+    return static_cast<std::uint8_t>(proven::sqrt_uint8_code<true>(n)) ==
+               static_cast<std::uint8_t>(reference_code<second_moment>(n)) &&
+           static_cast<std::uint8_t>(proven::sqrt_uint8_code<false>(n)) ==
+               static_cast<std::uint8_t>(reference_code<half_up_v>(n));
+  });
+  CHECK(bad_v == 0);
+}
+
+TEST_CASE("fold lemma: floor(RN(RN(M x) + 0.5)) == floor(RN(M x + 0.5)) for |x| <= 1.01") {
+  for (float M : {127.0f, 254.0f, 32767.0f}) {
+    CAPTURE(M);
+    const long long bad = sweep_bits(0, std::uint64_t{1} << 32, [M](std::uint32_t u) {
+      const float x = format::float_from_bits(u);
+      if (!(format::abs_bits(x) <= 1.01f)) return true;
+      const float two_roundings = (x * M) + 0.5f;
+      const float one_rounding = format::fma_rn(x, M, 0.5f);
+      return format::floor_exact(two_roundings) == format::floor_exact(one_rounding);
+    });
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("proven scale_fp32 encoder == grouped::encode_tile on whole groups") {
+  namespace p = codec::precision;
+  check_encoder<codec::defaults::momentum>(false);
+  check_encoder<codec::defaults::second_moment>(false);
+  check_encoder<p::fp8_momentum>(false);
+  check_encoder<p::fp8_second_moment>(false);
+  check_encoder<
+      codec::grouped<codec::int8_code<true>, codec::softsign, codec::scale_fp32, codec::code_rounding::stochastic>>(
+      false);
+  check_encoder<codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32>>(false);
+  check_encoder<codec::grouped<codec::int8_code<true>, codec::identity, codec::scale_fp32>>(false);
+  check_encoder<codec::grouped<codec::uint8_code<true>, codec::identity, codec::scale_fp32>>(true);
+}
+
+TEST_CASE("keep_if_equal keeps the bytes exactly when the bits are equal") {
+  testdata::generator gen(3);
+  for (int i = 0; i < 10000; ++i) {
+    const float before = gen.value(1.0f, 0.3, true);
+    const float after = i % 3 == 0 ? before : gen.value(1.0f, 0.3, true);
+    bf16 p{static_cast<std::uint16_t>(gen.u32())};
+    std::int8_t a = static_cast<std::int8_t>(gen.u32());
+    const bf16 p0 = p;
+    const std::int8_t a0 = a;
+    const bf16 np{static_cast<std::uint16_t>(gen.u32())};
+    const std::int8_t na = static_cast<std::int8_t>(gen.u32());
+    proven::keep_if_equal(before, after, p, a, np, na);
+    const bool keep = format::bits_of(before) == format::bits_of(after);
+    CHECK(p.bits == (keep ? p0.bits : np.bits));
+    CHECK(a == (keep ? a0 : na));
+  }
+}
