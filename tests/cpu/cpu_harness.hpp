@@ -30,7 +30,11 @@ struct profile {
   bool non_finite = false;   ///< NaN and inf among the gradients
   int group_exponent = 70;   ///< groups scaled by 2^k, |k| <= this
   bool random_states = true; ///< start from random state bytes (else zeros)
+  float grad_sigma = 1.0f;
+  float max_abs = 3e38f;     ///< larger magnitudes are clamped (16-bit formats)
 };
+
+inline float clamp_abs(float x, float max_abs) { return std::fabs(x) > max_abs ? std::copysign(max_abs, x) : x; }
 
 inline float group_factor(testdata::generator& gen, int max_exponent) {
   if (max_exponent == 0 || gen.uniform() < 0.5) return 1.0f;
@@ -43,7 +47,7 @@ inline void init_params(const ref::model& md, ref::tensor& t, testdata::generato
   float f = 1.0f;
   for (std::int64_t i = 0; i < t.n; ++i) {
     if (i % 32 == 0) f = group_factor(gen, pr.group_exponent / 2);
-    float x = gen.value(1.0f, pr.special) * f;
+    float x = clamp_abs(gen.value(1.0f, pr.special) * f, pr.max_abs);
     if (!std::isfinite(x)) x = 1.0f;
     ref::master_encode(md.master, x, t.param.data() + i * pb, t.aux.data() + i * ab);
   }
@@ -94,7 +98,8 @@ inline void fill_grads(const ref::model& md, ref::tensor& t, testdata::generator
   float f = 1.0f;
   for (std::int64_t i = 0; i < t.n; ++i) {
     if (i % 32 == 0) f = group_factor(gen, pr.group_exponent);
-    ref::store_float(md.grad, t.grad.data() + i * gb, gen.value(1.0f, pr.special, pr.non_finite) * f);
+    ref::store_float(md.grad, t.grad.data() + i * gb,
+                     clamp_abs(gen.value(pr.grad_sigma, pr.special, pr.non_finite) * f, pr.max_abs));
   }
 }
 
@@ -134,11 +139,17 @@ result run_variants(const typename Config::hyper& h, const std::vector<std::int6
     init_params(md, serial[i], gen, pr);
     if (pr.random_states) init_states(md, serial[i], gen);
   }
+  // some tensors are shards: stochastic rounding keys on index_base + i
+  std::vector<std::uint64_t> index_base(sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) index_base[i] = i % 2 ? 1000003u * (i + 1) : 0;
   const std::vector<variant> vs = variants();
   std::vector<std::vector<ref::tensor>> runs(vs.size(), serial);
-  auto views = [](std::vector<ref::tensor>& ts) {
+  auto views = [&index_base](std::vector<ref::tensor>& ts) {
     std::vector<flashoptim::tensor_ref<Config>> v;
-    for (auto& t : ts) v.push_back(ref::view<Config>(t));
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      v.push_back(ref::view<Config>(ts[i]));
+      v.back().index_base = index_base[i];
+    }
     return v;
   };
   result r;
@@ -187,7 +198,7 @@ void check_config(const char* name, const typename Config::hyper& h, bool large 
       profile pr;
       pr.non_finite = non_finite;
       const result r = run_variants<Config>(h, sizes, 10, seed++, pr);
-      INFO(name, " sizes[0]=", sizes[0], " (", sizes.size(), " tensors) non_finite=", non_finite, ": ", r.what);
+      INFO(std::string(name), " sizes[0]=", sizes[0], " (", sizes.size(), " tensors) non_finite=", non_finite, ": ", r.what);
       CHECK(r.ok);
     }
   }

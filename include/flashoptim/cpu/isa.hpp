@@ -10,14 +10,25 @@
 
 #include "flashoptim/config.hpp"
 
-// x86-64 vector paths need GCC/Clang target attributes and intrinsics; nvcc's
-// host pass and other compilers get the portable path only. Define
-// FLASHOPTIM_CPU_NO_SIMD to force that everywhere.
+// x86-64 vector paths need GCC/Clang target attributes and intrinsics (nvcc's
+// host pass hands them to its GCC/Clang host compiler, so .cu files get them
+// too; its device pass never sees them). Other compilers get the portable
+// path. Define FLASHOPTIM_CPU_NO_SIMD to force that everywhere.
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__CUDACC__) && !defined(FLASHOPTIM_CPU_NO_SIMD)
+    !defined(__CUDA_ARCH__) && !defined(FLASHOPTIM_CPU_NO_SIMD)
 #define FLASHOPTIM_CPU_X86_SIMD 1
 #else
 #define FLASHOPTIM_CPU_X86_SIMD 0
+#endif
+
+// What depends on that switch lives in an inline namespace named after it, so
+// a program whose translation units disagree (one built by g++, one by nvcc)
+// links two distinct sets of functions instead of breaking the one-definition
+// rule; both give the same bytes.
+#if FLASHOPTIM_CPU_X86_SIMD
+#define FLASHOPTIM_CPU_PATHS x86_simd
+#else
+#define FLASHOPTIM_CPU_PATHS portable_only
 #endif
 
 #if FLASHOPTIM_CPU_X86_SIMD
@@ -54,6 +65,8 @@ inline bool has_f16c() {
 }  // namespace detail
 #endif
 
+inline namespace FLASHOPTIM_CPU_PATHS {
+
 /// Whether this machine (and this build) can run `i`. The compiler's
 /// run-time CPU check also confirms that the operating system saves the
 /// wider registers (XCR0), so a CPU with AVX-512 under an OS that does not
@@ -84,5 +97,7 @@ inline isa detected_isa() {
   static const isa best = isa_available(isa::avx512) ? isa::avx512 : isa_available(isa::avx2) ? isa::avx2 : isa::portable;
   return best;
 }
+
+}  // namespace FLASHOPTIM_CPU_PATHS
 
 }  // namespace flashoptim::cpu

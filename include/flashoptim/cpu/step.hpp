@@ -48,6 +48,8 @@ struct step_options {
   std::int64_t min_groups_per_thread = tuning::cpu::min_groups_per_thread;
 };
 
+inline namespace FLASHOPTIM_CPU_PATHS {
+
 /// Whether the vector paths implement Config (else it runs the scalar step
 /// on threads).
 template <class Config>
@@ -62,25 +64,26 @@ isa selected_isa(const step_options& options = {}) {
   return options.instruction_set == isa::automatic ? detected_isa() : options.instruction_set;
 }
 
-namespace detail {
+/// How step picks and runs a path (the part that depends on the build).
+namespace dispatch {
 
 template <class Config>
 using groups_fn = void (*)(const typename Config::scalars&, const tensor_ref<Config>&, std::int64_t, std::int64_t,
-                           std::uint64_t, scalar_group_fn<Config>);
+                           std::uint64_t, detail::scalar_group_fn<Config>);
 
 /// The portable path: the scalar step of every group.
 template <class Config>
 void portable_groups(const typename Config::scalars& sc, const tensor_ref<Config>& t, std::int64_t group_begin,
-                     std::int64_t group_end, std::uint64_t step, scalar_group_fn<Config>) {
+                     std::int64_t group_end, std::uint64_t step, detail::scalar_group_fn<Config>) {
   for (std::int64_t g = group_begin; g < group_end; ++g) step_tile_at<Config>(sc, t, g * tile_elements, step);
 }
 
 template <class Config>
 groups_fn<Config> select_groups_fn(isa path) {
 #if FLASHOPTIM_CPU_X86_SIMD
-  if constexpr (vectorized<Config>) {
-    if (path == isa::avx512) return &avx512::run_groups<Config>;
-    if (path == isa::avx2) return &avx2::run_groups<Config>;
+  if constexpr (detail::vectorized<Config>) {
+    if (path == isa::avx512) return &detail::avx512::run_groups<Config>;
+    if (path == isa::avx2) return &detail::avx2::run_groups<Config>;
   }
 #endif
   (void)path;
@@ -109,30 +112,34 @@ inline status validate_options(const step_options& o) {
   return status();
 }
 
-}  // namespace detail
+}  // namespace dispatch
 
 /// One optimizer step over `count` tensors, equal bit for bit to
 /// cpu::step_serial with the same arguments (and so to the GPU step). Checks
-/// everything step_serial checks, and the options, before writing anything.
-/// Tensors must not overlap one another (the threads step them at once).
+/// everything step_serial checks (validate_tensor_list: sizes, pointers,
+/// alignment, no written buffer overlapping another), and the options,
+/// before writing anything.
 template <class Config>
 status step(const typename Config::hyper& h, const step_args& a, const tensor_ref<Config>* tensors, std::size_t count,
             const step_options& options = {}) {
   FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_options(options));
-  if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
+  FLASHOPTIM_RETURN_IF_ERROR(dispatch::validate_options(options));
+  FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(tensors, count));
+  if (a.skip) return status();
   std::int64_t total = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, tensors[i]));
-    total += detail::group_count(tensors[i].size);
-  }
-  if (a.skip || total == 0) return status();
+  for (std::size_t i = 0; i < count; ++i) total += dispatch::group_count(tensors[i].size);
+  if (total == 0) return status();
 
-  const auto sc = make_step_scalars<Config>(h, a);
-  const auto run = detail::select_groups_fn<Config>(selected_isa<Config>(options));
+  const bool ieee = options.ieee_denormals;
+  // the per-step scalars are double arithmetic, which MXCSR governs too
+  const auto sc = [&] {
+    if (!ieee) return make_step_scalars<Config>(h, a);
+    denormal_scope scope(false);
+    return make_step_scalars<Config>(h, a);
+  }();
+  const auto run = dispatch::select_groups_fn<Config>(selected_isa<Config>(options));
   const auto scalar = &detail::scalar_group<Config>;
   const std::uint64_t step_index = static_cast<std::uint64_t>(a.step);
-  const bool ieee = options.ieee_denormals;
 
   // Thread `tid` of `nt` steps groups [begin, end) of the concatenated list:
   // a balanced split of whole groups; any split gives the same bytes.
@@ -142,7 +149,7 @@ status step(const typename Config::hyper& h, const step_args& a, const tensor_re
     const std::int64_t end = begin + share + (tid < extra ? 1 : 0);
     std::int64_t first = 0;  // global index of tensor i's first group
     for (std::size_t i = 0; i < count && first < end; ++i) {
-      const std::int64_t groups = detail::group_count(tensors[i].size);
+      const std::int64_t groups = dispatch::group_count(tensors[i].size);
       const std::int64_t lo = begin > first ? begin - first : 0;
       const std::int64_t hi = end - first < groups ? end - first : groups;
       if (lo < hi) run(sc, tensors[i], lo, hi, step_index, scalar);
@@ -172,4 +179,5 @@ status step(const typename Config::hyper& h, const step_args& a, const tensor_re
   return status();
 }
 
+}  // namespace FLASHOPTIM_CPU_PATHS
 }  // namespace flashoptim::cpu

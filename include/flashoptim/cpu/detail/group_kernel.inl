@@ -10,15 +10,18 @@
 //
 // Every function below mirrors a scalar function of codec/, rule/ or format/
 // operation for operation (named in its comment); the scalar one is the
-// definition. The vector code covers the finite path only: a block of groups
-// in which any gradient, updated value or companded state is NaN or
-// infinite, or any stored code is a sentinel, is stepped by the scalar
-// step_tile instead (nothing of it has been written when that is decided),
-// so the NaN payload and sentinel rules of the codecs have one implementation.
+// definition. The vector code covers the finite path only: a group in which
+// any gradient, updated value or companded state is NaN or infinite, or any
+// stored code is a sentinel, is stepped by the scalar step_tile instead
+// (nothing of it has been written when that is decided), so the NaN payload
+// and sentinel rules of the codecs keep their one implementation.
 //
-// A block of several groups is stepped at once: a group's encode waits for
-// its maximum over all 32 elements, and with one group in flight the
-// processor would mostly wait on that chain.
+// Groups go `lanes` at a time (16 on AVX-512, 8 on AVX2): pass 1 decodes,
+// updates and re-encodes the master weights of all of them into registers
+// and stack, pass 2 finds their scales as one vector (a group's codes wait
+// for its maximum over 32 elements; one group at a time would mostly wait on
+// that chain), pass 3 stores. A block that needs the scalar step is retried
+// group by group, so only the groups that need it take it.
 
 using vf = ops::vf;
 using vi = ops::vi;
@@ -29,16 +32,6 @@ inline constexpr int lanes = ops::width;
 inline constexpr int group_vectors = 32 / ops::width;
 
 // ------------------------------------------------------------ format helpers
-
-/// format::pow2 for k in the normal exponent range.
-FLASHOPTIM_CPU_FN vf pow2(vi k) { return ops::as_f(ops::slli<23>(ops::addi(k, ops::set1i(127)))); }
-
-/// format::scale_pow2: x * 2^floor(k/2) * 2^(k - floor(k/2)); the arithmetic
-/// shift is floor(k/2) for negative k as well.
-FLASHOPTIM_CPU_FN vf scale_pow2(vf x, vi k) {
-  const vi k1 = ops::srai<1>(k);
-  return ops::mul(ops::mul(x, pow2(k1)), pow2(ops::subi(k, k1)));
-}
 
 /// div_rn(a, d) for a fixed divisor d and integer a with |a| < 2^16: one
 /// Newton step from the rounded reciprocal r (Markstein). It returns the
@@ -162,14 +155,17 @@ struct vmaster<codec::fp32_master<T>> {
 
 /// codec::ulp_correction: x = float(lo) + scale_pow2(c / M, E(lo) - mant - 1).
 ///
-/// scale_pow2's two factors are exact here, so its result is one rounding of
+/// scale_pow2's first factor is exact here, so its result is one rounding of
 /// the exact product, and any exact way to the same product gives the same
-/// bits. Decode: h = 2^E * 2^-(mant+1) is exact (a power of two down to
-/// 2^-134, subnormal for the tiniest bf16), then f * h rounds once. Encode:
-/// e * 2^(1-E) * 2^mant, each product exact (e is a multiple of 2^(E-24)
-/// below 2^(E-8), or any finite value when lo is zero). 2^E comes from lo's
-/// fp32 exponent field, raised to T's smallest normal exponent for zero and
-/// subnormals: no branch, no special case.
+/// bits. Decode: ((c / M) * 2^-(mant+1)) * 2^E, the first factor exact (the
+/// division's constants scaled), the product rounded once. Encode: e / h =
+/// e * 2^(1-E) * 2^mant is exact (e is a multiple of 2^(E-24) below
+/// 2^(E-8), or any finite value when lo is zero), so (e * 2^(1-E)) *
+/// (2^mant * M) rounds once, as the scalar (e / h) * M does. 2^E comes from
+/// lo's fp32 exponent field, raised to T's smallest normal exponent for zero
+/// and subnormals: no branch, no special case. (An infinite parameter
+/// decodes to NaN rather than inf; either way the group goes to the scalar
+/// step.)
 template <class T, class C>
 struct vmaster<codec::ulp_correction<T, C>> {
   using mode = codec::ulp_correction<T, C>;
@@ -182,14 +178,18 @@ struct vmaster<codec::ulp_correction<T, C>> {
   FLASHOPTIM_CPU_FN static vi exponent_power(vf lo) {
     return ops::maxi(ops::andi(ops::as_i(lo), ops::set1i(0x7f800000)), ops::set1i((128 - spec::bias) << 23));
   }
+  /// (c / M) * 2^-(mant+1), exact: the fixed-divisor division with both
+  /// constants scaled by 2^(mant+1) scales every intermediate exactly.
+  FLASHOPTIM_CPU_FN static vf scaled_fraction(vi c) {
+    return div_by_constant(ops::to_float(c), ops::set1(static_cast<float>(mode::max_code) * format::pow2(mant + 1)),
+                           ops::set1((1.0f / static_cast<float>(mode::max_code)) * format::pow2(-(mant + 1))));
+  }
   FLASHOPTIM_CPU_FN static vf decode(const T* p, const C* a, raw& r) {
     r.p = velem<T>::load(p);
     r.a = velem<C>::load(a);
-    const vf f = div_by_constant(ops::to_float(r.a), ops::set1(static_cast<float>(mode::max_code)),
-                                 ops::set1(1.0f / static_cast<float>(mode::max_code)));
     const vf lo = velem<T>::value(r.p);
-    const vf h = ops::mul(ops::as_f(exponent_power(lo)), ops::set1(format::pow2(-(mant + 1))));
-    return ops::add(lo, ops::mul(f, h));
+    // (c / M) * h = ((c / M) * 2^-(mant+1)) * 2^E, rounded once
+    return ops::add(lo, ops::mul(scaled_fraction(r.a), ops::as_f(exponent_power(lo))));
   }
   /// ulp_correction::correction for finite x and lo = RNE(x). Its clamp to
   /// [-1, 1] is left out: e / h is exact and |x - RNE(x)| <= h for every x
@@ -199,13 +199,15 @@ struct vmaster<codec::ulp_correction<T, C>> {
     const vf lo_value = velem<T>::value(lo);
     const vf e = ops::sub(x, lo_value);
     const vf inv = ops::as_f(ops::subi(ops::set1i(255 << 23), exponent_power(lo_value)));  // 2^(1-E)
-    const vf en = ops::mul(ops::mul(e, inv), ops::set1(format::pow2(mant)));
-    const vf s = ops::mul(en, ops::set1(static_cast<float>(mode::max_code)));
+    // s = (e / h) * M = (e * 2^(1-E)) * (2^mant * M): the first product and
+    // the constant are exact, so the one rounding is the scalar code's
+    const vf s = ops::mul(ops::mul(e, inv), ops::set1(format::pow2(mant) * static_cast<float>(mode::max_code)));
     // copysign(floor(|s| + 0.5), s) is trunc(s +- 0.5): |s| + 0.5 and
     // -(|s| + 0.5) round alike, and trunc is floor on the magnitude.
-    const vi c = ops::to_int(ops::add(s, ops::copysign(ops::set1(0.5f), s)));
-    // e is non-finite only where x overflowed T (lo = +-inf): c = 0
-    return ops::selecti(ops::nonfinite(e), ops::set1i(0), c);
+    // Where x overflowed T (lo = +-inf) e * 2^(1-E) is inf * 0, NaN, and the
+    // conversion gives 0x80000000, whose low 8 or 16 bits, the stored c, are
+    // the 0 the scalar code stores.
+    return ops::to_int(ops::add(s, ops::copysign(ops::set1(0.5f), s)));
   }
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
     const vm changed = ops::neqi(ops::as_i(before), ops::as_i(after));
@@ -319,7 +321,8 @@ struct vrule<rule::lion> {
   }
   FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars&, vf g, vf& p, vf& m, vf&, vf&) {
     const vf c = ops::fma(k.beta1, m, ops::mul(k.one_minus_beta1, g));
-    // lion::sign: +-1, and c * 0 for zeros (c itself: the same signed zero)
+    // lion::sign: +-1, and c * 0 for zeros (c itself: the same signed zero;
+    // a NaN c sends the group to the scalar step)
     const vf u = ops::select(ops::gt(c, ops::set1(0.0f)), ops::set1(1.0f),
                              ops::select(ops::lt(c, ops::set1(0.0f)), ops::set1(-1.0f), c));
     p = ops::fma(k.neg_lr, u, ops::mul(p, k.decay));
@@ -327,14 +330,71 @@ struct vrule<rule::lion> {
   }
 };
 
+// ------------------------------------------------------------ scale formats
+// A vector of scales, lane g for group g of a block: load (what decoding
+// multiplies by) and store (from the groups' maxima; returns what
+// normalization uses: the stored scale, or the divisor of the reference
+// layout). Each mirrors its scale format's store/load/make_norm.
+
+template <class Scale>
+struct vscale;
+
+template <>
+struct vscale<codec::scale_fp32> {
+  FLASHOPTIM_CPU_FN static vf load(const float* s) { return ops::load(s); }
+  FLASHOPTIM_CPU_FN static vf store(vf amax, float* s) {
+    ops::store(s, amax);
+    return amax;
+  }
+};
+
+/// The reference layout: fp16(max(amax, 1e-12)) stored, max(amax, 1e-12) divides.
+template <>
+struct vscale<codec::scale_fp16_reference> {
+  FLASHOPTIM_CPU_FN static vf load(const fp16* s) { return ops::load_half(s); }
+  FLASHOPTIM_CPU_FN static vf store(vf amax, fp16* s) {
+    const vf clamped = ops::max(amax, ops::set1(1e-12f));
+    ops::store_16(s, velem<fp16>::from_float(clamped));
+    return clamped;
+  }
+};
+
+/// scale_rounded_up::store: RNE, one up where that fell below amax, one down
+/// where that overflowed.
+template <class T>
+struct vscale<codec::scale_rounded_up<T>> {
+  FLASHOPTIM_CPU_FN static vf load(const T* s) { return velem<T>::load_value(s); }
+  FLASHOPTIM_CPU_FN static vf store(vf amax, T* s) {
+    vi b = velem<T>::from_float(amax);
+    b = ops::selecti(ops::lt(velem<T>::value(b), amax), ops::addi(b, ops::set1i(1)), b);
+    b = ops::selecti(ops::nonfinite(velem<T>::value(b)), ops::subi(b, ops::set1i(1)), b);
+    velem<T>::store(s, b);
+    return velem<T>::value(b);
+  }
+};
+
+/// detail::make_reciprocal on every lane.
+struct vreciprocal {
+  vf pre, factor;
+};
+FLASHOPTIM_CPU_FN vreciprocal make_reciprocal(vf s) {
+  const vm positive = ops::gt(s, ops::set1(0.0f));
+  const vm small = ops::mand(positive, ops::lt(s, ops::set1(format::pow2(-64))));
+  const vm big = ops::gt(s, ops::set1(format::pow2(64)));
+  const vf pre = ops::select(small, ops::set1(format::pow2(64)),
+                             ops::select(big, ops::set1(format::pow2(-64)), ops::set1(1.0f)));
+  const vf factor = ops::select(positive, ops::div(ops::set1(1.0f), ops::mul(s, pre)), ops::set1(0.0f));
+  return {pre, factor};
+}
+
 // ------------------------------------------------------------ state codecs
-// Per vector: decode (flags sentinels in `bad`), pre (the companded value;
-// plain codecs flag non-finite values in `bad`, grouped ones find them in
-// their group maximum) and encode (`index` is the tensor index of the
-// vector's first lane, for stochastic rounding). Per group: load_scale (what
-// decoding multiplies by), amax_bits (the bits of max |pre(x)|: the group's
-// scale input for finite values, >= 0x7f800000 when any value is not) and
-// store_scale (stores the scale, returns what normalization needs).
+// Per vector: decode (finds sentinels through `extreme`), pre (the
+// companded value; plain codecs flag non-finite values in `bad`, grouped
+// ones find them in their group maximum) and encode (`index` is the tensor
+// index of the vector's first lane, for stochastic rounding). Per group or
+// per block of `lanes` groups: the scale to decode with, and the norm to
+// encode with, from amax_bits (the bits of max |pre(x)|: the group's scale
+// input for finite values, >= 0x7f800000 when any value is not).
 
 template <class State>
 struct vstate;
@@ -344,17 +404,29 @@ struct vstate_no_scale {
   static constexpr bool grouped = false;
   struct scale_value {};
   struct norm {};
+  using block_scales = scale_value;
+  using block_norms = norm;
   template <class S>
   FLASHOPTIM_CPU_FN static scale_value load_scale(const S*) {
     return {};
   }
-  FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf) { return acc; }
-  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(0); }
-  FLASHOPTIM_CPU_FN static bool has_sentinel(vi) { return false; }
   template <class S>
   FLASHOPTIM_CPU_FN static norm store_scale(std::int32_t, S*) {
     return {};
   }
+  template <class S>
+  FLASHOPTIM_CPU_FN static block_scales load_scales(const S*) {
+    return {};
+  }
+  FLASHOPTIM_CPU_FN static scale_value scale_of(const block_scales&, int) { return {}; }
+  template <class S>
+  FLASHOPTIM_CPU_FN static block_norms store_scales(vi, S*) {
+    return {};
+  }
+  FLASHOPTIM_CPU_FN static norm norm_of(const block_norms&, int) { return {}; }
+  FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf) { return acc; }
+  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(0); }
+  FLASHOPTIM_CPU_FN static bool has_sentinel(vi) { return false; }
 };
 
 template <>
@@ -400,20 +472,53 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// stays within [-127, 127]. A stochastic offset just below 1 can round
   /// qmax + u up to qmax + 1, so that mode keeps it.
   static constexpr bool clamps = R == codec::code_rounding::stochastic || (!Code::is_signed && !is_sqrt);
-  /// apply_reciprocal's clamp of n to [-1, 1] cannot change a code either:
-  /// t * RN(1/s) exceeds 1 by at most 2^-23 for |t| <= s, so y <= 1 + 2^-22
-  /// and floor(qmax * y + 0.5) is still qmax (and -qmax below); stochastic
-  /// offsets reach qmax + 1 either way, which the code clamp then takes back.
-  /// Only the sign of a clamped value could matter, and it is kept.
-  static constexpr bool clamps_n = false;
+  /// apply_reciprocal's clamp of n to [-1, 1] cannot change a code when the
+  /// scale is the group maximum itself (scale_fp32): t * RN(1/s) exceeds 1 by
+  /// at most 2^-23 for |t| <= s, so y <= 1 + 2^-22 and floor(qmax * y + 0.5)
+  /// is still qmax (-qmax below); a stochastic offset reaches qmax + 1 with
+  /// or without it, and the code clamp takes that back. Rounded-up 16-bit
+  /// scales saturate below the maximum, so they keep it.
+  static constexpr bool clamps_n = !std::is_same<Scale, codec::scale_fp32>::value;
 
   using scale_value = vf;
   struct norm {
     vf pre, factor;  ///< reciprocal_norm, or the divisor in `factor`
     bool has_pre;
   };
+  using block_scales = vf;
+  using block_norms = norm;  ///< lane g: group g
 
+  // ---- one group: the scale format's own functions
   FLASHOPTIM_CPU_FN static vf load_scale(const scale_type* s) { return ops::set1(Scale::load(*s)); }
+  /// grouped::encode_tile's scale, from the group's finite maximum |t|.
+  FLASHOPTIM_CPU_FN static norm store_scale(std::int32_t amax_bits, scale_type* s) {
+    const float amax = format::float_from_bits(static_cast<std::uint32_t>(amax_bits));
+    const scale_type stored = Scale::store(amax);
+    *s = stored;
+    const auto n = Scale::make_norm(amax, stored);
+    if constexpr (divides) {
+      return {ops::set1(1.0f), ops::set1(n), false};
+    } else {
+      return {ops::set1(n.pre), ops::set1(n.factor), n.pre != 1.0f};
+    }
+  }
+
+  // ---- a block of `lanes` groups: the same on vectors of scales
+  FLASHOPTIM_CPU_FN static vf load_scales(const scale_type* s) { return vscale<Scale>::load(s); }
+  FLASHOPTIM_CPU_FN static vf scale_of(vf scales, int g) { return ops::broadcast_lane(scales, g); }
+  FLASHOPTIM_CPU_FN static norm store_scales(vi amax_bits, scale_type* s) {
+    const vf used = vscale<Scale>::store(ops::as_f(amax_bits), s);
+    if constexpr (divides) {
+      return {ops::set1(1.0f), used, false};
+    } else {
+      const vreciprocal r = make_reciprocal(used);
+      // t * 1 is t: a block with any pre != 1 multiplies all its groups
+      return {r.pre, r.factor, ops::any(ops::neqi(ops::as_i(r.pre), ops::as_i(ops::set1(1.0f))))};
+    }
+  }
+  FLASHOPTIM_CPU_FN static norm norm_of(const norm& n, int g) {
+    return {n.has_pre ? ops::broadcast_lane(n.pre, g) : n.pre, ops::broadcast_lane(n.factor, g), n.has_pre};
+  }
 
   /// Sentinels are the extreme codes (int8: -128, uint8: 255): a running
   /// minimum (signed) or maximum (unsigned) of the codes finds them.
@@ -439,19 +544,6 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// Running maximum of |t| as integers: the same order as the floats for
   /// finite values, and infinities and NaNs above all of them.
   FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf t) { return ops::maxi(acc, ops::andi(ops::as_i(t), ops::set1i(0x7fffffff))); }
-
-  /// grouped::encode_tile's scale, from the group's finite maximum |t|.
-  FLASHOPTIM_CPU_FN static norm store_scale(std::int32_t amax_bits, scale_type* s) {
-    const float amax = format::float_from_bits(static_cast<std::uint32_t>(amax_bits));
-    const scale_type stored = Scale::store(amax);
-    *s = stored;
-    const auto n = Scale::make_norm(amax, stored);
-    if constexpr (divides) {
-      return {ops::set1(1.0f), ops::set1(n), false};
-    } else {
-      return {ops::set1(n.pre), ops::set1(n.factor), n.pre != 1.0f};
-    }
-  }
 
   /// grouped::encode_tile's codes: normalize, post, detail::round_code.
   FLASHOPTIM_CPU_FN static void encode(vf t, const norm& nm, code_type* q, std::uint64_t seed, std::uint64_t step,
@@ -508,75 +600,120 @@ struct group_kernel {
     }
   }
 
-  /// Steps the Block whole groups starting at element `begin` of `t`.
-  /// Returns false, having written nothing, when they need the scalar step.
-  /// Pass 1 decodes, updates and encodes the master weight into registers;
-  /// pass 2 finds each group's scale; pass 3 stores.
-  template <int Block>
-  FLASHOPTIM_CPU_FN static bool run(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
-                                    std::int64_t begin, std::uint64_t step) {
-    constexpr int count = Block * group_vectors;
-    const std::int64_t group = begin / 32;
-    vi out_p[count], out_a[count];
-    vf t0[count], t1[count];
-    vi amax0[Block], amax1[Block];
-    vm bad = ops::mask_none();
-    vi extreme0 = s0::sentinel_start(), extreme1 = s1::sentinel_start();
-    for (int b = 0; b < Block; ++b) {
-      const auto scale0 = s0::load_scale(at(t.scale0, group + b));
-      const auto scale1 = s1::load_scale(at(t.scale1, group + b));
-      amax0[b] = amax1[b] = ops::set1i(0);
+  /// Everything of `Groups` groups between the update and the stores.
+  template <int Groups>
+  struct block {
+    static constexpr int count = Groups * group_vectors;
+    vi out_p[count], out_a[count];  ///< master bytes to store
+    vf t0[count], t1[count];        ///< companded states
+    vi amax0[Groups], amax1[Groups];
+    vm bad;
+    vi extreme0, extreme1;
+  };
+
+  /// Decodes, updates and encodes the master weight of `Groups` groups into
+  /// registers, with each group's decoding scales given.
+  template <int Groups>
+  FLASHOPTIM_CPU_FN static void update(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
+                                       std::int64_t begin, const typename s0::scale_value* scale0,
+                                       const typename s1::scale_value* scale1, block<Groups>& r) {
+    r.bad = ops::mask_none();
+    r.extreme0 = s0::sentinel_start();
+    r.extreme1 = s1::sentinel_start();
+    for (int b = 0; b < Groups; ++b) {
+      r.amax0[b] = r.amax1[b] = ops::set1i(0);
       for (int j = 0; j < group_vectors; ++j) {
         const int i = b * group_vectors + j;
         const std::int64_t e = begin + i * lanes;
         typename master::raw raw;
         const vf x = master::decode(t.param + e, at(t.aux, e), raw);
-        vf m = s0::decode(at(t.code0, e), scale0, extreme0);
-        vf v = s1::decode(at(t.code1, e), scale1, extreme1);
+        vf m = s0::decode(at(t.code0, e), scale0[b], r.extreme0);
+        vf v = s1::decode(at(t.code1, e), scale1[b], r.extreme1);
         vf g = velem<typename Config::grad_type>::load_value(t.grad + e);
         // A non-finite g needs no check of its own: every rule carries it
         // into p or m (0 * inf is NaN).
         g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
         vr::apply(k.rule, sc, g, p, m, v, sqrt_v);
-        bad = ops::mor(bad, ops::nonfinite(p));
-        master::encode(x, p, raw, out_p[i], out_a[i]);
-        t0[i] = s0::pre(m, nullptr, bad);
-        t1[i] = s1::pre(v, vr::gives_sqrt_v ? &sqrt_v : nullptr, bad);
-        amax0[b] = s0::amax_bits(amax0[b], t0[i]);
-        amax1[b] = s1::amax_bits(amax1[b], t1[i]);
+        r.bad = ops::mor(r.bad, ops::nonfinite(p));
+        master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
+        r.t0[i] = s0::pre(m, nullptr, r.bad);
+        r.t1[i] = s1::pre(v, vr::gives_sqrt_v ? &sqrt_v : nullptr, r.bad);
+        r.amax0[b] = s0::amax_bits(r.amax0[b], r.t0[i]);
+        r.amax1[b] = s1::amax_bits(r.amax1[b], r.t1[i]);
       }
     }
-    std::int32_t max0[Block], max1[Block];
-    for (int b = 0; b < Block; ++b) {
-      max0[b] = s0::grouped ? ops::hmaxi(amax0[b]) : 0;
-      max1[b] = s1::grouped ? ops::hmaxi(amax1[b]) : 0;
-      if (max0[b] >= 0x7f800000 || max1[b] >= 0x7f800000) return false;
-    }
-    if (ops::any(bad) || s0::has_sentinel(extreme0) || s1::has_sentinel(extreme1)) return false;
+  }
 
-    for (int b = 0; b < Block; ++b) {
-      const auto norm0 = s0::store_scale(max0[b], at(t.scale0, group + b));
-      const auto norm1 = s1::store_scale(max1[b], at(t.scale1, group + b));
-      for (int j = 0; j < group_vectors; ++j) {
-        const int i = b * group_vectors + j;
-        const std::int64_t e = begin + i * lanes;
-        const std::uint64_t index = static_cast<std::uint64_t>(e);
-        master::store(t.param + e, at(t.aux, e), out_p[i], out_a[i]);
-        s0::encode(t0[i], norm0, at(t.code0, e), t.seed ^ ::flashoptim::detail::slot_salt[0], step, index);
-        s1::encode(t1[i], norm1, at(t.code1, e), t.seed ^ ::flashoptim::detail::slot_salt[1], step, index);
-      }
+  /// Stores the master bytes and encodes the states of group b of a block.
+  template <int Groups>
+  FLASHOPTIM_CPU_FN static void store_group(const tensor_ref<Config>& t, std::int64_t begin, std::uint64_t step,
+                                            const block<Groups>& r, int b, const typename s0::norm& norm0,
+                                            const typename s1::norm& norm1) {
+    for (int j = 0; j < group_vectors; ++j) {
+      const int i = b * group_vectors + j;
+      const std::int64_t e = begin + i * lanes;
+      const std::uint64_t index = t.index_base + static_cast<std::uint64_t>(e);
+      master::store(t.param + e, at(t.aux, e), r.out_p[i], r.out_a[i]);
+      s0::encode(r.t0[i], norm0, at(t.code0, e), t.seed ^ ::flashoptim::detail::slot_salt_of(0), step, index);
+      s1::encode(r.t1[i], norm1, at(t.code1, e), t.seed ^ ::flashoptim::detail::slot_salt_of(1), step, index);
     }
+  }
+
+  FLASHOPTIM_CPU_FN static bool clean(vm bad, vi extreme0, vi extreme1) {
+    return !ops::any(bad) && !s0::has_sentinel(extreme0) && !s1::has_sentinel(extreme1);
+  }
+
+  /// Steps the whole group starting at element `begin` of `t`, scales through
+  /// the scale formats' own functions. Returns false, having written
+  /// nothing, when it needs the scalar step.
+  FLASHOPTIM_CPU_FN static bool run_group(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
+                                          std::int64_t begin, std::uint64_t step) {
+    const std::int64_t group = begin / 32;
+    const typename s0::scale_value scale0 = s0::load_scale(at(t.scale0, group));
+    const typename s1::scale_value scale1 = s1::load_scale(at(t.scale1, group));
+    block<1> r;
+    update<1>(k, sc, t, begin, &scale0, &scale1, r);
+    const std::int32_t max0 = s0::grouped ? ops::hmaxi(r.amax0[0]) : 0;
+    const std::int32_t max1 = s1::grouped ? ops::hmaxi(r.amax1[0]) : 0;
+    if (max0 >= 0x7f800000 || max1 >= 0x7f800000 || !clean(r.bad, r.extreme0, r.extreme1)) return false;
+    const auto norm0 = s0::store_scale(max0, at(t.scale0, group));
+    const auto norm1 = s1::store_scale(max1, at(t.scale1, group));
+    store_group(t, begin, step, r, 0, norm0, norm1);
+    return true;
+  }
+
+  /// The same for `lanes` consecutive groups, their scales as one vector.
+  FLASHOPTIM_CPU_FN static bool run_block(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
+                                          std::int64_t begin, std::uint64_t step) {
+    const std::int64_t group = begin / 32;
+    const auto scales0 = s0::load_scales(at(t.scale0, group));
+    const auto scales1 = s1::load_scales(at(t.scale1, group));
+    typename s0::scale_value scale0[lanes];
+    typename s1::scale_value scale1[lanes];
+    for (int b = 0; b < lanes; ++b) {
+      scale0[b] = s0::scale_of(scales0, b);
+      scale1[b] = s1::scale_of(scales1, b);
+    }
+    block<lanes> r;
+    update<lanes>(k, sc, t, begin, scale0, scale1, r);
+    const vi max0 = s0::grouped ? ops::transpose_max(r.amax0) : ops::set1i(0);
+    const vi max1 = s1::grouped ? ops::transpose_max(r.amax1) : ops::set1i(0);
+    const vi finite_limit = ops::set1i(0x7f7fffff);
+    if (ops::any(ops::mor(ops::gti(max0, finite_limit), ops::gti(max1, finite_limit))) ||
+        !clean(r.bad, r.extreme0, r.extreme1))
+      return false;
+    const auto norms0 = s0::store_scales(max0, at(t.scale0, group));
+    const auto norms1 = s1::store_scales(max1, at(t.scale1, group));
+    for (int b = 0; b < lanes; ++b) store_group(t, begin, step, r, b, s0::norm_of(norms0, b), s1::norm_of(norms1, b));
     return true;
   }
 };
 
-/// Groups stepped at once by the vector path (see the file comment).
-inline constexpr int block_groups = 4;
-
 /// Steps groups [group_begin, group_end) of one tensor: whole groups on this
-/// instruction set, the partial last group and blocks holding non-finite
-/// values through `scalar` (cpu::step_tile_at).
+/// instruction set (`lanes` at a time, then one by one), the partial last
+/// group and groups holding non-finite values through `scalar`
+/// (cpu::step_tile_at).
 template <class Config>
 FLASHOPTIM_CPU_ENTRY void run_groups(const typename Config::scalars& sc, const tensor_ref<Config>& t,
                                      std::int64_t group_begin, std::int64_t group_end, std::uint64_t step,
@@ -586,14 +723,14 @@ FLASHOPTIM_CPU_ENTRY void run_groups(const typename Config::scalars& sc, const t
   const std::int64_t whole = t.size / 32;
   const std::int64_t vector_end = group_end < whole ? group_end : whole;
   std::int64_t g = group_begin;
-  for (; g + block_groups <= vector_end; g += block_groups) {
-    if (kernel::template run<block_groups>(k, sc, t, g * 32, step)) continue;
-    for (int b = 0; b < block_groups; ++b) {
-      if (!kernel::template run<1>(k, sc, t, (g + b) * 32, step)) scalar(sc, t, (g + b) * 32, step);
+  for (; g + lanes <= vector_end; g += lanes) {
+    if (kernel::run_block(k, sc, t, g * 32, step)) continue;
+    for (int b = 0; b < lanes; ++b) {
+      if (!kernel::run_group(k, sc, t, (g + b) * 32, step)) scalar(sc, t, (g + b) * 32, step);
     }
   }
   for (; g < vector_end; ++g) {
-    if (!kernel::template run<1>(k, sc, t, g * 32, step)) scalar(sc, t, g * 32, step);
+    if (!kernel::run_group(k, sc, t, g * 32, step)) scalar(sc, t, g * 32, step);
   }
   for (; g < group_end; ++g) scalar(sc, t, g * 32, step);
 }

@@ -6,6 +6,8 @@
 // below, compiled as usual; only the kernel's own functions get the target.
 #pragma once
 
+#include <type_traits>
+
 #include "flashoptim/cpu/detail/simd_avx2.hpp"
 #include "flashoptim/cpu/detail/vector_support.hpp"
 

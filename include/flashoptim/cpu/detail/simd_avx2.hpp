@@ -65,12 +65,6 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vf select(vm m, vf if_set, vf if_clear) {
     return _mm256_blendv_ps(if_clear, if_set, _mm256_castsi256_ps(m));
   }
-  FLASHOPTIM_CPU_AVX2_FN static float hmax(vf a) {
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
-    return _mm_cvtss_f32(m4);
-  }
 
   FLASHOPTIM_CPU_AVX2_FN static std::int32_t hmaxi(vi a) {
     __m128i m4 = _mm_max_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
@@ -78,6 +72,21 @@ struct ops {
     m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm_cvtsi128_si32(m4);
   }
+  /// Lane g: the maximum of the 8 lanes of a[g] (8 vectors in, one out).
+  FLASHOPTIM_CPU_AVX2_FN static vi transpose_max(const vi* a) {
+    vi b[4], c[2];
+    for (int k = 0; k < 4; ++k)  // halves: a[2k] partial, a[2k+1] partial
+      b[k] = _mm256_max_epi32(_mm256_permute2x128_si256(a[2 * k], a[2 * k + 1], 0x20),
+                              _mm256_permute2x128_si256(a[2 * k], a[2 * k + 1], 0x31));
+    for (int k = 0; k < 2; ++k)  // half h: 2 each of groups 4k + h, 4k + 2 + h
+      c[k] = _mm256_max_epi32(_mm256_unpacklo_epi64(b[2 * k], b[2 * k + 1]), _mm256_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
+    // lane 4h + j: group 2j + h
+    const vi e = _mm256_max_epi32(
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(c[0]), _mm256_castsi256_ps(c[1]), _MM_SHUFFLE(2, 0, 2, 0))),
+        _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(c[0]), _mm256_castsi256_ps(c[1]), _MM_SHUFFLE(3, 1, 3, 1))));
+    return _mm256_permutevar8x32_epi32(e, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
+  FLASHOPTIM_CPU_AVX2_FN static vf broadcast_lane(vf a, int i) { return _mm256_permutevar8x32_ps(a, _mm256_set1_epi32(i)); }
   FLASHOPTIM_CPU_AVX2_FN static vi maxi_where(vm m, vi a, vi b) {
     return _mm256_blendv_epi8(a, _mm256_max_epi32(a, b), m);
   }
@@ -95,8 +104,6 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vi slli(vi a) { return _mm256_slli_epi32(a, N); }
   template <int N>
   FLASHOPTIM_CPU_AVX2_FN static vi srli(vi a) { return _mm256_srli_epi32(a, N); }
-  template <int N>
-  FLASHOPTIM_CPU_AVX2_FN static vi srai(vi a) { return _mm256_srai_epi32(a, N); }
   FLASHOPTIM_CPU_AVX2_FN static vi mini(vi a, vi b) { return _mm256_min_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi maxi(vi a, vi b) { return _mm256_max_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vm eqi(vi a, vi b) { return _mm256_cmpeq_epi32(a, b); }

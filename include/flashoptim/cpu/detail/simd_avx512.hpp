@@ -53,9 +53,6 @@ struct ops {
   FLASHOPTIM_CPU_AVX512_FN static vf fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
   /// c - a * b, one rounding (= fma(-a, b, c)).
   FLASHOPTIM_CPU_AVX512_FN static vf fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
-  FLASHOPTIM_CPU_AVX512_FN static vf floor(vf a) {
-    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  }
   /// min/max of non-NaN operands (x86 semantics differ from fminf only for NaN).
   FLASHOPTIM_CPU_AVX512_FN static vf min(vf a, vf b) { return _mm512_min_ps(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vf max(vf a, vf b) { return _mm512_max_ps(a, b); }
@@ -69,14 +66,6 @@ struct ops {
   /// NaN or +-inf.
   FLASHOPTIM_CPU_AVX512_FN static vm nonfinite(vf a) { return _mm512_fpclass_ps_mask(a, 0x99); }
   FLASHOPTIM_CPU_AVX512_FN static vf select(vm m, vf if_set, vf if_clear) { return _mm512_mask_blend_ps(m, if_clear, if_set); }
-  /// Maximum of the lanes (non-NaN lanes).
-  FLASHOPTIM_CPU_AVX512_FN static float hmax(vf a) {
-    __m256 m8 = _mm256_max_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
-    return _mm_cvtss_f32(m4);
-  }
 
   /// Maximum of the int32 lanes.
   FLASHOPTIM_CPU_AVX512_FN static std::int32_t hmaxi(vi a) {
@@ -86,6 +75,26 @@ struct ops {
     m4 = _mm_max_epi32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm_cvtsi128_si32(m4);
   }
+  /// Lane g: the maximum of the 16 lanes of a[g] (16 vectors in, one out),
+  /// by a transposing reduction tree.
+  FLASHOPTIM_CPU_AVX512_FN static vi transpose_max(const vi* a) {
+    vi b[8], c[4], d[2];
+    for (int k = 0; k < 8; ++k)  // 128-bit quarters: [a0 q0|q2 .. a0 q1|q3 .. a1 ..]
+      b[k] = _mm512_max_epi32(_mm512_shuffle_i32x4(a[2 * k], a[2 * k + 1], 0x44),
+                              _mm512_shuffle_i32x4(a[2 * k], a[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; ++k)  // quarter q: 4 partial maxima of group 4k + q
+      c[k] = _mm512_max_epi32(_mm512_shuffle_i32x4(b[2 * k], b[2 * k + 1], 0x88),
+                              _mm512_shuffle_i32x4(b[2 * k], b[2 * k + 1], 0xdd));
+    for (int k = 0; k < 2; ++k)  // quarter q: 2 each of groups 8k + q, 8k + 4 + q
+      d[k] = _mm512_max_epi32(_mm512_unpacklo_epi64(c[2 * k], c[2 * k + 1]), _mm512_unpackhi_epi64(c[2 * k], c[2 * k + 1]));
+    // lane 4q + j: group 4j + q
+    const vi e = _mm512_max_epi32(
+        _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(d[0]), _mm512_castsi512_ps(d[1]), _MM_SHUFFLE(2, 0, 2, 0))),
+        _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(d[0]), _mm512_castsi512_ps(d[1]), _MM_SHUFFLE(3, 1, 3, 1))));
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), e);
+  }
+  /// Lane i of a in every lane.
+  FLASHOPTIM_CPU_AVX512_FN static vf broadcast_lane(vf a, int i) { return _mm512_permutexvar_ps(_mm512_set1_epi32(i), a); }
   /// b where m is set and b > a, else a: max(a, b) on the lanes of m.
   FLASHOPTIM_CPU_AVX512_FN static vi maxi_where(vm m, vi a, vi b) { return _mm512_mask_max_epi32(a, m, a, b); }
 
@@ -102,8 +111,6 @@ struct ops {
   FLASHOPTIM_CPU_AVX512_FN static vi slli(vi a) { return _mm512_slli_epi32(a, N); }
   template <int N>
   FLASHOPTIM_CPU_AVX512_FN static vi srli(vi a) { return _mm512_srli_epi32(a, N); }
-  template <int N>
-  FLASHOPTIM_CPU_AVX512_FN static vi srai(vi a) { return _mm512_srai_epi32(a, N); }
   FLASHOPTIM_CPU_AVX512_FN static vi mini(vi a, vi b) { return _mm512_min_epi32(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vi maxi(vi a, vi b) { return _mm512_max_epi32(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vm eqi(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }

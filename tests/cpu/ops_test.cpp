@@ -1,0 +1,267 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The vector operations of the CPU step against the scalar functions they
+// mirror, on every instruction set this machine has: conversions, the
+// fixed-divisor division, the stochastic-rounding bits, the master-weight
+// encodings. Strided sweeps over the 2^32 fp32 patterns run in CI; the full
+// sweeps are the test cases marked skip, five minutes on two cores:
+// `test_cpu_ops --no-skip -tc="exhaustive*"` (docs/cpu.md).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "flashoptim/cpu/step.hpp"
+
+#if FLASHOPTIM_CPU_X86_SIMD
+
+namespace {
+
+using flashoptim::bf16;
+using flashoptim::fp16;
+namespace fmt = flashoptim::format;
+namespace codec = flashoptim::codec;
+
+// Each probe runs one vector operation over arrays whose length is a
+// multiple of 16; compiled once per instruction set. (GCC 12 reports its own
+// intrinsics' _mm*_undefined_*() starting values, bug 105593.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define FLASHOPTIM_TEST_PROBES(NS, TARGET)                                                                          \
+  namespace NS##_probe {                                                                                            \
+  namespace k = flashoptim::cpu::detail::NS;                                                                        \
+  using ops = k::ops;                                                                                               \
+  __attribute__((target(TARGET))) inline void bf16_rne(const float* x, std::uint32_t* out, std::size_t n) {       \
+    for (std::size_t i = 0; i < n; i += k::lanes) ops::store_i32(out + i, k::bf16_rne(ops::load(x + i)));          \
+  }                                                                                                                 \
+  __attribute__((target(TARGET))) inline void fp16_rne(const float* x, std::uint32_t* out, std::size_t n) {       \
+    for (std::size_t i = 0; i < n; i += k::lanes) ops::store_i32(out + i, k::velem<fp16>::from_float(ops::load(x + i))); \
+  }                                                                                                                 \
+  __attribute__((target(TARGET))) inline void fp16_widen(const std::uint32_t* b, float* out, std::size_t n) {     \
+    for (std::size_t i = 0; i < n; i += k::lanes) ops::store(out + i, ops::half_to_float(ops::load_i32(b + i)));    \
+  }                                                                                                                 \
+  __attribute__((target(TARGET))) inline void divide(const std::int32_t* a, float d, float* out, std::size_t n) { \
+    for (std::size_t i = 0; i < n; i += k::lanes)                                                                  \
+      ops::store(out + i, k::div_by_constant(ops::to_float(ops::load_i32(a + i)), ops::set1(d), ops::set1(1.0f / d))); \
+  }                                                                                                                 \
+  __attribute__((target(TARGET))) inline void random(std::uint64_t seed, std::uint64_t step, std::uint64_t index,  \
+                                                     std::uint32_t* out) {                                          \
+    ops::store_i32(out, k::random_bits(seed, step, index));                                                        \
+  }                                                                                                                 \
+  template <class M>                                                                                                \
+  __attribute__((target(TARGET))) inline void master_decode(const typename M::param_type* p,                       \
+                                                            const typename M::aux_type* a, float* out,              \
+                                                            std::size_t n) {                                        \
+    for (std::size_t i = 0; i < n; i += k::lanes) {                                                                 \
+      typename k::vmaster<M>::raw r;                                                                                \
+      ops::store(out + i, k::vmaster<M>::decode(p + i, a + i, r));                                                 \
+    }                                                                                                               \
+  }                                                                                                                 \
+  /* encode(before = -after) always re-encodes: the bytes master_update writes */                                 \
+  template <class M>                                                                                                \
+  __attribute__((target(TARGET))) inline void master_encode(const float* x, std::uint32_t* p, std::int32_t* a,     \
+                                                            std::size_t n) {                                        \
+    for (std::size_t i = 0; i < n; i += k::lanes) {                                                                 \
+      typename k::vmaster<M>::raw r{};                                                                              \
+      k::vi vp, va;                                                                                                 \
+      const k::vf after = ops::load(x + i);                                                                         \
+      k::vmaster<M>::encode(ops::as_f(ops::xori(ops::as_i(after), ops::set1i(1))), after, r, vp, va);              \
+      ops::store_i32(p + i, vp);                                                                                    \
+      ops::store_i32(a + i, va);                                                                                    \
+    }                                                                                                               \
+  }                                                                                                                 \
+  }
+
+FLASHOPTIM_TEST_PROBES(avx512, FLASHOPTIM_CPU_AVX512_TARGET)
+FLASHOPTIM_TEST_PROBES(avx2, FLASHOPTIM_CPU_AVX2_TARGET)
+
+using flashoptim::cpu::isa;
+
+std::vector<isa> vector_isas() {
+  std::vector<isa> v;
+  for (isa i : {isa::avx512, isa::avx2})
+    if (flashoptim::cpu::isa_available(i)) v.push_back(i);
+  return v;
+}
+
+bool is_nan_bits(std::uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+/// fp32 patterns: every `stride`-th of all 2^32 (stride 1: all), NaNs dropped,
+/// in chunks of `chunk` (a multiple of 16, padded with zeros).
+template <class F>
+void sweep_floats(std::uint64_t stride, F&& f) {
+  constexpr std::size_t chunk = 1 << 16;
+  std::vector<float> x(chunk);
+  std::size_t fill = 0;
+  for (std::uint64_t u = 0; u < (1ull << 32); u += stride) {
+    const std::uint32_t b = static_cast<std::uint32_t>(u);
+    if (is_nan_bits(b)) continue;
+    x[fill++] = fmt::float_from_bits(b);
+    if (fill == chunk) {
+      f(x.data(), chunk);
+      fill = 0;
+    }
+  }
+  for (std::size_t i = fill; i < chunk; ++i) x[i] = 0.0f;
+  if (fill) f(x.data(), chunk);
+}
+
+void check_conversions(isa path, std::uint64_t stride) {
+  std::vector<std::uint32_t> out(1 << 16);
+  long bad_bf16 = 0, bad_fp16 = 0;
+  sweep_floats(stride, [&](const float* x, std::size_t n) {
+    if (path == isa::avx512) avx512_probe::bf16_rne(x, out.data(), n);
+    else avx2_probe::bf16_rne(x, out.data(), n);
+    for (std::size_t i = 0; i < n; ++i) bad_bf16 += out[i] != fmt::from_float<bf16>(x[i]).bits;
+    if (path == isa::avx512) avx512_probe::fp16_rne(x, out.data(), n);
+    else avx2_probe::fp16_rne(x, out.data(), n);
+    for (std::size_t i = 0; i < n; ++i) bad_fp16 += out[i] != fmt::encode_small_float<fmt::fp16_spec>(x[i]);
+  });
+  INFO(flashoptim::cpu::to_string(path), " stride ", stride);
+  CHECK(bad_bf16 == 0);
+  CHECK(bad_fp16 == 0);
+}
+
+template <class M>
+void check_master(isa path, std::uint64_t stride) {
+  using P = typename M::param_type;
+  using A = typename M::aux_type;
+  constexpr std::size_t n = 1 << 16;
+  // decode: every parameter pattern with corrections around it (all of them for int8)
+  std::vector<P> p(n);
+  std::vector<A> a(n);
+  std::vector<float> out(n);
+  const int aux_patterns = sizeof(A) == 1 ? 256 : 600;
+  long bad_decode = 0;
+  std::uint32_t lcg = 1;
+  for (int c = 0; c < aux_patterns; ++c) {
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i].bits = static_cast<std::uint16_t>(i);
+      lcg = lcg * 1664525u + 1013904223u;
+      a[i] = static_cast<A>(sizeof(A) == 1 ? c : (c < 4 ? c * 0x3fff - 0x8000 : static_cast<int>(lcg >> 16)));
+    }
+    if (path == isa::avx512) avx512_probe::master_decode<M>(p.data(), a.data(), out.data(), n);
+    else avx2_probe::master_decode<M>(p.data(), a.data(), out.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t want = fmt::bits_of(M::decode(p[i], a[i]));
+      const std::uint32_t got = fmt::bits_of(out[i]);
+      // a non-finite parameter decodes to some non-finite value (inf or NaN):
+      // the step hands such a block to the scalar path
+      const bool finite = (want & 0x7f800000u) != 0x7f800000u;
+      if (!finite) bad_decode += (got & 0x7f800000u) != 0x7f800000u;
+      else bad_decode += want != got;
+    }
+  }
+  // encode: fp32 patterns (every finite one with stride 1)
+  std::vector<std::uint32_t> vp(n);
+  std::vector<std::int32_t> va(n);
+  long bad_encode = 0;
+  sweep_floats(stride, [&](const float* x, std::size_t m) {
+    if (path == isa::avx512) avx512_probe::master_encode<M>(x, vp.data(), va.data(), m);
+    else avx2_probe::master_encode<M>(x, vp.data(), va.data(), m);
+    for (std::size_t i = 0; i < m; ++i) {
+      P wp;
+      A wa{};
+      M::encode(x[i], wp, wa);
+      bad_encode += static_cast<std::uint16_t>(vp[i]) != wp.bits || static_cast<A>(va[i]) != wa;
+    }
+  });
+  INFO(flashoptim::cpu::to_string(path), " ", M::name, " ", sizeof(P), "+", sizeof(A), " stride ", stride);
+  CHECK(bad_decode == 0);
+  CHECK(bad_encode == 0);
+}
+
+}  // namespace
+
+TEST_CASE("fp32 -> bf16 and fp16 round to nearest even as format::from_float (strided sweep)") {
+  for (isa path : vector_isas()) check_conversions(path, 251);
+}
+
+TEST_CASE("exhaustive: fp32 -> bf16 and fp16 over all 2^32 patterns" * doctest::skip()) {
+  for (isa path : vector_isas()) check_conversions(path, 1);
+}
+
+TEST_CASE("fp16 -> fp32 (F16C) equals decode_small_float for all 65536 patterns, NaNs included") {
+  std::vector<std::uint32_t> b(65536);
+  std::vector<float> out(65536);
+  for (std::uint32_t i = 0; i < 65536; ++i) b[i] = i;
+  for (isa path : vector_isas()) {
+    if (path == isa::avx512) avx512_probe::fp16_widen(b.data(), out.data(), b.size());
+    else avx2_probe::fp16_widen(b.data(), out.data(), b.size());
+    long bad = 0;
+    for (std::uint32_t i = 0; i < 65536; ++i)
+      bad += fmt::bits_of(out[i]) != fmt::bits_of(fmt::decode_small_float<fmt::fp16_spec>(i));
+    INFO(flashoptim::cpu::to_string(path));
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("division by 127, 254, 255 and 32767 in one Newton step is div_rn for every numerator used") {
+  std::vector<std::int32_t> a;
+  for (std::int32_t v = -32768; v <= 65535; ++v) a.push_back(v);
+  while (a.size() % 16) a.push_back(0);
+  std::vector<float> out(a.size());
+  for (isa path : vector_isas()) {
+    for (float d : {127.0f, 254.0f, 255.0f, 32767.0f}) {
+      if (path == isa::avx512) avx512_probe::divide(a.data(), d, out.data(), a.size());
+      else avx2_probe::divide(a.data(), d, out.data(), a.size());
+      long bad = 0;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        bad += fmt::bits_of(out[i]) != fmt::bits_of(fmt::div_rn(static_cast<float>(a[i]), d));
+      INFO(flashoptim::cpu::to_string(path), " d = ", d);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("stochastic-rounding bits equal format::random_bits(seed, step, index + lane)") {
+  std::uint64_t z = 88172645463325252ull;
+  auto next = [&] {
+    z ^= z << 13;
+    z ^= z >> 7;
+    z ^= z << 17;
+    return z;
+  };
+  for (isa path : vector_isas()) {
+    long bad = 0;
+    std::uint32_t out[16];
+    for (int trial = 0; trial < 20000; ++trial) {
+      const std::uint64_t seed = next(), step = trial % 3 ? next() % 1000 : next();
+      const std::uint64_t index = trial % 5 ? next() % (1ull << 40) : ~0ull - (next() % 20);  // wraps around 2^64
+      if (path == isa::avx512) avx512_probe::random(seed, step, index, out);
+      else avx2_probe::random(seed, step, index, out);
+      const int lanes = path == isa::avx512 ? 16 : 8;
+      for (int i = 0; i < lanes; ++i) bad += out[i] != fmt::random_bits(seed, step, index + static_cast<std::uint64_t>(i));
+    }
+    INFO(flashoptim::cpu::to_string(path));
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("master modes: vector decode and encode equal the codec's (strided encode sweep)") {
+  for (isa path : vector_isas()) {
+    check_master<codec::ulp_correction<bf16, std::int8_t>>(path, 509);
+    check_master<codec::ulp_correction<bf16, std::int16_t>>(path, 509);
+    check_master<codec::ulp_correction<fp16, std::int8_t>>(path, 509);
+    check_master<codec::ulp_correction<fp16, std::int16_t>>(path, 509);
+    check_master<codec::exact_split>(path, 509);
+  }
+}
+
+TEST_CASE("exhaustive: master encodings over all finite fp32 patterns" * doctest::skip()) {
+  for (isa path : vector_isas()) {
+    check_master<codec::ulp_correction<bf16, std::int8_t>>(path, 1);
+    check_master<codec::ulp_correction<bf16, std::int16_t>>(path, 1);
+    check_master<codec::ulp_correction<fp16, std::int8_t>>(path, 1);
+    check_master<codec::ulp_correction<fp16, std::int16_t>>(path, 1);
+    check_master<codec::exact_split>(path, 1);
+  }
+}
+
+#else
+TEST_CASE("no vector paths in this build") { CHECK(flashoptim::cpu::detected_isa() == flashoptim::cpu::isa::portable); }
+#endif
