@@ -6,6 +6,6 @@
 #include "demo_gpu.hpp"
 
 bool demo_gpu() {
-  std::printf("  skipped: this build has no CUDA compiler (configure where nvcc is found for the GPU path)\n");
+  std::printf("  skipped: built without CUDA (configure where nvcc is found for the GPU path)\n");
   return true;
 }

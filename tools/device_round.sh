@@ -80,15 +80,20 @@ do_tests() {
 do_bench() {
   stage_begin bench
   local start=$SECONDS
-  PYTHONUNBUFFERED=1 timeout 330 python3 tools/bench_report.py --bench "$BIN/bench_gpu_step:${BENCH_FILTER:-/default/}" \
-    --out "$WORK/bench/BENCHMARKS.md" --json "$WORK/bench/bench_gpu.json" > "$WORK/bench/table.txt" 2> "$WORK/bench/bench.log"
-  note "bench: rc=$? ($((SECONDS - start)) s)"
-  cat "$WORK/bench/table.txt" >> "$SUMMARY"
-  start=$SECONDS
   timeout 200 "$BIN/bench_offload" --fraction 0.5 > "$WORK/bench/offload.md" 2> "$WORK/bench/offload.log"
   note "offload bench (f = 0.5): rc=$? ($((SECONDS - start)) s)"
   cat "$WORK/bench/offload.md" >> "$SUMMARY"
-  cp "$WORK/bench/BENCHMARKS.md" "$WORK/bench/offload.md" "$OUT/" 2> /dev/null
+  if [ -f "$OUT/shard.txt" ]; then
+    { echo "### Sharded step over NCCL (tools/shard_device_round.sh, same machine, same session)"; echo;
+      grep -vE '^(gpus|nccl|cpu|gpu|gpu_sr|memcheck|padded|packed|one_rank):' "$OUT/shard.txt"; } > "$WORK/bench/shard.md"
+  fi
+  start=$SECONDS
+  PYTHONUNBUFFERED=1 timeout 330 python3 tools/bench_report.py --bench "$BIN/bench_gpu_step:${BENCH_FILTER:-/default/}" \
+    --out "$WORK/bench/BENCHMARKS.md" --json "$WORK/bench/bench_gpu.json" --torch-json "$WORK/bench/torch.json" \
+    --append "$WORK/bench/offload.md" --append "$WORK/bench/shard.md" > "$WORK/bench/table.txt" 2> "$WORK/bench/bench.log"
+  note "bench: rc=$? ($((SECONDS - start)) s)"
+  cat "$WORK/bench/table.txt" >> "$SUMMARY"
+  cp "$WORK/bench/BENCHMARKS.md" "$OUT/" 2> /dev/null
   stage_end
 }
 

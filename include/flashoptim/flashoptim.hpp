@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Everything that compiles with a plain C++ compiler and needs nothing beyond
-// the standard library: formats, codecs, rules, layout and the CPU step.
+// the standard library: formats, codecs, rules, layout (memory, shards,
+// off-load split) and the CPU steps (serial reference, threaded SIMD).
 // CUDA users add <flashoptim/device/...>; checkpoints are <flashoptim/io/...>.
 #pragma once
 
@@ -15,12 +16,15 @@
 #include "flashoptim/codec/state.hpp"
 #include "flashoptim/config.hpp"
 #include "flashoptim/cpu/serial.hpp"
+#include "flashoptim/cpu/step.hpp"
 #include "flashoptim/format/bits.hpp"
 #include "flashoptim/format/dtype.hpp"
 #include "flashoptim/format/random.hpp"
 #include "flashoptim/format/small_float.hpp"
 #include "flashoptim/format/types.hpp"
 #include "flashoptim/layout/bytes.hpp"
+#include "flashoptim/layout/offload.hpp"
+#include "flashoptim/layout/shard.hpp"
 #include "flashoptim/rule/adam.hpp"
 #include "flashoptim/rule/config.hpp"
 #include "flashoptim/rule/erased.hpp"
