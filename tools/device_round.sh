@@ -90,7 +90,7 @@ do_bench() {
   start=$SECONDS
   PYTHONUNBUFFERED=1 timeout 330 python3 tools/bench_report.py --bench "$BIN/bench_gpu_step:${BENCH_FILTER:-/default/}" \
     --out "$WORK/bench/BENCHMARKS.md" --json "$WORK/bench/bench_gpu.json" --torch-json "$WORK/bench/torch.json" \
-    --append "$WORK/bench/offload.md" --append "$WORK/bench/shard.md" > "$WORK/bench/table.txt" 2> "$WORK/bench/bench.log"
+    --append "$WORK/bench/offload.md" --append "$WORK/bench/shard.md" --notes docs/benchmark-notes.md > "$WORK/bench/table.txt" 2> "$WORK/bench/bench.log"
   note "bench: rc=$? ($((SECONDS - start)) s)"
   cat "$WORK/bench/table.txt" >> "$SUMMARY"
   cp "$WORK/bench/BENCHMARKS.md" "$OUT/" 2> /dev/null
