@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "flashoptim/device/offload.cuh"
-#include "flashoptim/device/state_layout.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/flashoptim.hpp"
 
 using namespace flashoptim;

@@ -25,6 +25,7 @@
 #include "flashoptim/layout/bytes.hpp"
 #include "flashoptim/layout/offload.hpp"
 #include "flashoptim/layout/shard.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/rule/adam.hpp"
 #include "flashoptim/rule/config.hpp"
 #include "flashoptim/rule/erased.hpp"

@@ -14,68 +14,44 @@
 #include <vector>
 
 #include "flashoptim/flashoptim.hpp"
+#include "common/typed_tensor.hpp"
 #include "reference/r64.hpp"
 
 namespace fidelity {
 
 using namespace flashoptim;
 
-/// A tensor with fp32 master weights (codec effects only) in typed vectors.
+/// A tensor driven step by step with its own hyperparameters and step count.
 template <class Config>
-struct run {
-  std::int64_t n;
-  std::vector<typename Config::param_type> param;
-  std::vector<typename Config::aux_type> aux;
-  std::vector<typename Config::grad_type> grad;
-  std::vector<typename Config::state0::code_type> code0;
-  std::vector<typename Config::state0::scale_type> scale0;
-  std::vector<typename Config::state1::code_type> code1;
-  std::vector<typename Config::state1::scale_type> scale1;
+struct run : testutil::typed_tensor<Config> {
   typename Config::hyper hyper;
   std::int64_t t = 0;
 
-  explicit run(std::int64_t size)
-      : n(size), param(size), aux(size), grad(size), code0(size), scale0(codec::scale_count<typename Config::state0>(size)),
-        code1(size), scale1(codec::scale_count<typename Config::state1>(size)) {}
+  explicit run(std::int64_t size) : testutil::typed_tensor<Config>(size) {}
 
-  tensor_ref<Config> view() {
-    tensor_ref<Config> r;
-    r.param = param.data();
-    r.aux = Config::has_aux ? aux.data() : nullptr;
-    r.grad = grad.data();
-    r.code0 = Config::state0::stores_state ? code0.data() : nullptr;
-    r.scale0 = codec::is_grouped<typename Config::state0>::value ? scale0.data() : nullptr;
-    r.code1 = Config::state1::stores_state ? code1.data() : nullptr;
-    r.scale1 = codec::is_grouped<typename Config::state1>::value ? scale1.data() : nullptr;
-    r.size = n;
-    r.seed = 12345;
-    return r;
-  }
   void set_master(const std::vector<double>& x) {
-    for (std::int64_t i = 0; i < n; ++i) Config::master::encode(static_cast<float>(x[i]), param[i], aux[i]);
+    for (std::int64_t i = 0; i < this->n; ++i) testutil::typed_tensor<Config>::set_master(i, static_cast<float>(x[i]));
   }
   std::vector<double> master() const {
-    std::vector<double> x(n);
-    for (std::int64_t i = 0; i < n; ++i) x[i] = Config::master::decode(param[i], aux[i]);
+    std::vector<double> x(this->n);
+    for (std::int64_t i = 0; i < this->n; ++i) x[i] = testutil::typed_tensor<Config>::master(i);
     return x;
   }
-  /// Decoded state `slot` (0: m, 1: v).
   std::vector<double> state(int slot) const {
-    std::vector<float> out(n);
-    if (slot == 0) codec::dequantize<typename Config::state0>(code0.data(), scale0.data(), n, out.data());
-    else codec::dequantize<typename Config::state1>(code1.data(), scale1.data(), n, out.data());
-    return std::vector<double>(out.begin(), out.end());
+    const auto s = testutil::typed_tensor<Config>::state(slot);
+    return std::vector<double>(s.begin(), s.end());
   }
   /// One step with these gradients (rounded to the gradient type).
   std::vector<double> step(const std::vector<double>& g) {
-    for (std::int64_t i = 0; i < n; ++i) grad[i] = format::from_float<typename Config::grad_type>(static_cast<float>(g[i]));
-    auto v = view();
+    for (std::int64_t i = 0; i < this->n; ++i)
+      this->grad[i] = format::from_float<typename Config::grad_type>(static_cast<float>(g[i]));
+    auto v = this->view(12345);
     step_args a;
     a.step = ++t;
     const status s = cpu::step_serial<Config>(hyper, a, &v, 1);
     if (!s.ok()) throw std::runtime_error(s.what());
-    std::vector<double> used(n);
-    for (std::int64_t i = 0; i < n; ++i) used[i] = format::to_float(grad[i]);
+    std::vector<double> used(this->n);
+    for (std::int64_t i = 0; i < this->n; ++i) used[i] = format::to_float(this->grad[i]);
     return used;
   }
 };

@@ -11,6 +11,7 @@
 
 #include "common/configs.hpp"
 #include "common/harness.hpp"
+#include "common/typed_tensor.hpp"
 
 using namespace flashoptim;
 using namespace testconfigs;
@@ -18,52 +19,11 @@ namespace c = flashoptim::codec;
 
 namespace {
 
-/// A whole tensor in typed vectors.
 template <class Config>
-struct tensor_store {
-  std::int64_t n;
-  std::vector<typename Config::param_type> param;
-  std::vector<typename Config::aux_type> aux;
-  std::vector<typename Config::grad_type> grad;
-  std::vector<typename Config::state0::code_type> code0;
-  std::vector<typename Config::state0::scale_type> scale0;
-  std::vector<typename Config::state1::code_type> code1;
-  std::vector<typename Config::state1::scale_type> scale1;
-
-  explicit tensor_store(std::int64_t size)
-      : n(size), param(size), aux(size), grad(size), code0(size), scale0(c::scale_count<typename Config::state0>(size)),
-        code1(size), scale1(c::scale_count<typename Config::state1>(size)) {}
-
-  tensor_ref<Config> ref() {
-    tensor_ref<Config> r;
-    r.param = param.data();
-    r.aux = Config::has_aux ? aux.data() : nullptr;
-    r.grad = grad.data();
-    r.code0 = Config::state0::stores_state ? code0.data() : nullptr;
-    r.scale0 = c::is_grouped<typename Config::state0>::value ? scale0.data() : nullptr;
-    r.code1 = Config::state1::stores_state ? code1.data() : nullptr;
-    r.scale1 = c::is_grouped<typename Config::state1>::value ? scale1.data() : nullptr;
-    r.size = n;
-    return r;
-  }
-  void set_master(std::int64_t i, float x) { Config::master::encode(x, param[i], aux[i]); }
-  float master(std::int64_t i) const { return Config::master::decode(param[i], aux[i]); }
-  void set_grad(std::int64_t i, float g) { grad[i] = format::from_float<typename Config::grad_type>(g); }
-  float m(std::int64_t i) const {
-    float out[1];
-    typename Config::state0::code_type q[1] = {code0[i]};
-    Config::state0::decode_tile(q, c::is_grouped<typename Config::state0>::value ? scale0[i / 32] : typename Config::state0::scale_type{}, out);
-    return out[0];
-  }
-  std::vector<std::uint8_t> bytes() const {
-    std::vector<std::uint8_t> b;
-    auto add = [&b](const auto& v) {
-      const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
-      b.insert(b.end(), p, p + v.size() * sizeof(v[0]));
-    };
-    add(param), add(aux), add(code0), add(scale0), add(code1), add(scale1);
-    return b;
-  }
+struct tensor_store : testutil::typed_tensor<Config> {
+  using testutil::typed_tensor<Config>::typed_tensor;
+  tensor_ref<Config> ref() { return this->view(); }
+  float m(std::int64_t i) const { return this->state(0)[static_cast<std::size_t>(i)]; }
 };
 
 template <class Config>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/configs.hpp"
-#include "flashoptim/device/state_layout.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 
 using namespace flashoptim;
 using C = testconfigs::adamw_default;

@@ -18,21 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_check.hpp"
 #include "common/data.hpp"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/flashoptim.hpp"
 
-#define GPU_CHECK(expr)                                                                      \
-  do {                                                                                       \
-    const cudaError_t e_ = (expr);                                                           \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #expr, ": ", cudaGetErrorString(e_));                 \
-  } while (0)
-
-#define STATUS_OK(expr)                                  \
-  do {                                                   \
-    const ::flashoptim::status s_ = (expr);              \
-    REQUIRE_MESSAGE(s_.ok(), #expr, ": ", s_.what());    \
-  } while (0)
 
 namespace gpu_test {
 

@@ -14,24 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_check.hpp"
 #include "flashoptim/device/offload.cuh"
 #include "flashoptim/device/state_init.cuh"
-#include "flashoptim/device/state_layout.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/flashoptim.hpp"
 
 using namespace flashoptim;
 namespace c = flashoptim::codec;
 
-#define GPU_CHECK(expr)                                                                    \
-  do {                                                                                     \
-    const cudaError_t e_ = (expr);                                                         \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #expr, ": ", cudaGetErrorString(e_));               \
-  } while (0)
-#define STATUS_OK(expr)                                 \
-  do {                                                  \
-    const ::flashoptim::status s_ = (expr);             \
-    REQUIRE_MESSAGE(s_.ok(), #expr, ": ", s_.what());   \
-  } while (0)
 
 namespace {
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_check.hpp"
 #include "common/configs.hpp"
 #include "flashoptim/device/shard_stats.cuh"
 #include "flashoptim/device/step_plan.cuh"
@@ -34,17 +35,6 @@ using namespace testconfigs;
 using namespace shard_test;
 namespace fl = flashoptim::layout;
 
-#define GPU_CHECK(expr)                                                      \
-  do {                                                                       \
-    const cudaError_t e_ = (expr);                                           \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #expr, ": ", cudaGetErrorString(e_)); \
-  } while (0)
-
-#define STATUS_OK(expr)                               \
-  do {                                                \
-    const ::flashoptim::status s_ = (expr);           \
-    REQUIRE_MESSAGE(s_.ok(), #expr, ": ", s_.what()); \
-  } while (0)
 
 namespace {
 

@@ -311,7 +311,7 @@ TEST_CASE("shard views: byte counts and storage") {
   CHECK(sum == fl::bytes<Config>::state_for_size(n) + 2 * 4);  // one more group: two fp32 scales
 
   const auto st = fl::shard_storage<Config>::for_rank(p, 2);
-  CHECK(st.elements == 467);
+  CHECK(st.elements() == 467);
   CHECK(st.groups == 15);
   CHECK(st.scale0_bytes == 15 * 4);
   std::vector<unsigned char> mem(static_cast<std::size_t>(st.bytes) + 256);

@@ -5,7 +5,7 @@
 // parameter and its correction (or fp32 master), reconstruct them, zero a
 // tensor's states, and advance a device step counter in captured graphs.
 // Bitwise the host's codec::split / codec::reconstruct (same functions).
-// Sizes: state_layout<Config> (state_layout.hpp) says how many bytes a
+// Sizes: state_layout<Config> (layout/state_layout.hpp) says how many bytes a
 // tensor's state needs and cuts one allocation into its buffers. Every
 // call is stream-ordered and returns a status; nothing is written on error.
 #pragma once
@@ -16,7 +16,7 @@
 #include <cinttypes>
 
 #include "flashoptim/codec/bulk.hpp"
-#include "flashoptim/device/state_layout.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
 #include "flashoptim/tuning/step_policy.hpp"

@@ -36,6 +36,7 @@
 
 #include "flashoptim/codec/state.hpp"
 #include "flashoptim/layout/bytes.hpp"
+#include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/rule/tensor.hpp"
 #include "flashoptim/status.hpp"
 
@@ -342,66 +343,34 @@ std::int64_t shard_state_bytes(const shard_plan& plan, int rank) {
   return b;
 }
 
-/// One allocation for a rank's corrections and states, cut like
-/// state_layout: each buffer on a 256-byte boundary. Sized for the whole
-/// shard (padding elements included), so the buffers are the rank's slices
-/// of flat, unsharded-shaped arrays.
+/// One allocation for a rank's corrections and states: a state_layout
+/// sized for the whole shard (padding elements included), so the buffers
+/// are the rank's slices of flat, unsharded-shaped arrays.
 template <class Config>
-struct shard_storage {
-  static constexpr std::int64_t alignment = 256;
-  std::int64_t elements = 0, groups = 0;
-  std::int64_t aux_offset = 0, code0_offset = 0, scale0_offset = 0, code1_offset = 0, scale1_offset = 0;
-  std::int64_t aux_bytes = 0, code0_bytes = 0, scale0_bytes = 0, code1_bytes = 0, scale1_bytes = 0;
-  std::int64_t bytes = 0;  ///< total, padding included
-
+struct shard_storage : state_layout<Config> {
   static shard_storage for_rank(const shard_plan& plan, int rank) {
     return for_counts(plan.shard_size(rank), plan.group_count(rank));
   }
   /// Elements and groups given directly (e.g. a rank's capacity for
   /// collectives that need equal counts).
   static shard_storage for_counts(std::int64_t elements, std::int64_t groups) {
-    using S0 = typename Config::state0;
-    using S1 = typename Config::state1;
-    auto up = [](std::int64_t x) { return (x + alignment - 1) / alignment * alignment; };
     shard_storage s;
-    s.elements = elements;
-    s.groups = groups;
-    s.aux_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename Config::aux_type>);
-    s.code0_bytes = S0::stores_state ? elements * static_cast<std::int64_t>(storage_bytes<typename S0::code_type>) : 0;
-    s.scale0_bytes =
-        codec::is_grouped<S0>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S0::scale_type>) : 0;
-    s.code1_bytes = S1::stores_state ? elements * static_cast<std::int64_t>(storage_bytes<typename S1::code_type>) : 0;
-    s.scale1_bytes =
-        codec::is_grouped<S1>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S1::scale_type>) : 0;
-    std::int64_t at = 0;
-    s.aux_offset = at;
-    at += up(s.aux_bytes);
-    s.code0_offset = at;
-    at += up(s.code0_bytes);
-    s.scale0_offset = at;
-    at += up(s.scale0_bytes);
-    s.code1_offset = at;
-    at += up(s.code1_bytes);
-    s.scale1_offset = at;
-    at += up(s.scale1_bytes);
-    s.bytes = at;
+    static_cast<state_layout<Config>&>(s) = state_layout<Config>::for_counts(elements, groups);
     return s;
   }
+  std::int64_t elements() const { return this->size; }
 
   /// Points b's correction and state buffers into `base` (at least `bytes`,
   /// 256-byte aligned); empty pieces stay null. param and grad are the
   /// caller's.
   void carve(void* base, shard_buffers<Config>& b) const {
-    using B = shard_buffers<Config>;
-    auto at = [&](std::int64_t offset, std::int64_t len, auto* tag) {
-      using P = std::remove_pointer_t<decltype(tag)>;
-      return len == 0 ? static_cast<P*>(nullptr) : reinterpret_cast<P*>(static_cast<char*>(base) + offset);
-    };
-    b.aux = at(aux_offset, aux_bytes, static_cast<typename B::R::aux_type*>(nullptr));
-    b.code0 = at(code0_offset, code0_bytes, static_cast<typename B::R::code0_type*>(nullptr));
-    b.scale0 = at(scale0_offset, scale0_bytes, static_cast<typename B::R::scale0_type*>(nullptr));
-    b.code1 = at(code1_offset, code1_bytes, static_cast<typename B::R::code1_type*>(nullptr));
-    b.scale1 = at(scale1_offset, scale1_bytes, static_cast<typename B::R::scale1_type*>(nullptr));
+    tensor_ref<Config> t;
+    state_layout<Config>::carve(base, t);
+    b.aux = t.aux;
+    b.code0 = t.code0;
+    b.scale0 = t.scale0;
+    b.code1 = t.code1;
+    b.scale1 = t.scale1;
   }
 };
 

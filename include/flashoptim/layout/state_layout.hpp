@@ -20,7 +20,8 @@ template <class Config>
 struct state_layout {
   static constexpr std::int64_t alignment = 256;
 
-  std::int64_t size = 0;  ///< elements of the tensor
+  std::int64_t size = 0;    ///< elements of the tensor
+  std::int64_t groups = 0;  ///< scale entries of each grouped state
   std::int64_t aux_offset = 0, code0_offset = 0, scale0_offset = 0, code1_offset = 0, scale1_offset = 0;
   std::int64_t aux_bytes = 0, code0_bytes = 0, scale0_bytes = 0, code1_bytes = 0, scale1_bytes = 0;
   std::int64_t bytes = 0;  ///< total, padding included
@@ -28,15 +29,25 @@ struct state_layout {
   static constexpr std::int64_t round_up(std::int64_t x) { return (x + alignment - 1) / alignment * alignment; }
 
   static state_layout for_size(std::int64_t n) {
+    return for_counts(n, codec::scale_count<typename Config::state0>(n) > codec::scale_count<typename Config::state1>(n)
+                             ? codec::scale_count<typename Config::state0>(n)
+                             : codec::scale_count<typename Config::state1>(n));
+  }
+
+  /// Buffers for `elements` elements and `groups` scale entries per grouped
+  /// state (a shard padded to a collective's size has more of both than
+  /// its tensor pieces need).
+  static state_layout for_counts(std::int64_t elements, std::int64_t groups) {
     using S0 = typename Config::state0;
     using S1 = typename Config::state1;
     state_layout l;
-    l.size = n;
-    l.aux_bytes = n * static_cast<std::int64_t>(storage_bytes<typename Config::aux_type>);
-    l.code0_bytes = n * static_cast<std::int64_t>(storage_bytes<typename S0::code_type>);
-    l.scale0_bytes = codec::scale_count<S0>(n) * static_cast<std::int64_t>(storage_bytes<typename S0::scale_type>);
-    l.code1_bytes = n * static_cast<std::int64_t>(storage_bytes<typename S1::code_type>);
-    l.scale1_bytes = codec::scale_count<S1>(n) * static_cast<std::int64_t>(storage_bytes<typename S1::scale_type>);
+    l.size = elements;
+    l.groups = groups;
+    l.aux_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename Config::aux_type>);
+    l.code0_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename S0::code_type>);
+    l.scale0_bytes = codec::is_grouped<S0>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S0::scale_type>) : 0;
+    l.code1_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename S1::code_type>);
+    l.scale1_bytes = codec::is_grouped<S1>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S1::scale_type>) : 0;
     std::int64_t at = 0;
     l.aux_offset = at;
     at += round_up(l.aux_bytes);
