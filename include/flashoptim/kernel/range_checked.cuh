@@ -47,26 +47,26 @@ struct range_checked_rule {
   FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename Rule::scalars&) { return -1.0f; }
 };
 
-/// adam_rule<Decoupled>::apply with sqrt and the division through their fast
-/// paths, and the ranges that make them exact recorded in *s.ok. The
-/// arithmetic is adam.hpp's, operation for operation.
+/// adam_rule<Decoupled>::apply itself, with sqrt and the division through
+/// their fast paths, and the ranges that make them exact recorded in *ok.
+struct checked_adam_math {
+  bool* ok;
+  float v_max;
+  FLASHOPTIM_HOST_DEVICE void observe(float m, float v) const {
+    const float am = proven::magnitude(m);
+    // & rather than &&: one chain of predicated compares, no branch.
+    *ok = *ok & (v >= format::pow2(-100)) & (v <= v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
+  }
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return proven::sqrt_in_range(x); }
+  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return proven::div_in_range(a, b); }
+};
+
 template <bool Decoupled>
 struct range_checked_adam : rule::adam_rule<Decoupled> {
   using base = rule::adam_rule<Decoupled>;
   using scalars = checked_scalars<base>;
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v) {
-    if (Decoupled) {
-      p = p * s.decay;
-    } else {
-      g = format::fma_rn(s.weight_decay, p, g);
-    }
-    m = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
-    v = format::fma_rn(s.beta2, v, (s.one_minus_beta2 * g) * g);
-    const float am = proven::magnitude(m);
-    // & rather than &&: one chain of predicated compares, no branch.
-    *s.ok = *s.ok & (v >= format::pow2(-100)) & (v <= s.v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
-    const float d = format::fma_rn(proven::sqrt_in_range(v), s.inv_sqrt_bc2, s.eps);
-    p = format::fma_rn(s.neg_step_size, proven::div_in_range(m, d), p);
+    base::apply(s, g, p, m, v, checked_adam_math{s.ok, s.v_max});
   }
 };
 

@@ -8,6 +8,13 @@
 
 namespace flashoptim::rule {
 
+/// IEEE square root and division, correctly rounded (the definition).
+struct ieee_math {
+  FLASHOPTIM_HOST_DEVICE static void observe(float, float) {}
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return format::sqrt_rn(x); }
+  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return format::div_rn(a, b); }
+};
+
 /// Adam / AdamW. Per-step scalars in double, rounded once to fp32:
 ///   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
 ///   step_size = lr / bc1, inv_sqrt_bc2 = 1 / sqrt(bc2), decay = 1 - lr*wd
@@ -70,7 +77,13 @@ struct adam_rule {
     return s;
   }
 
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v) {
+  /// The update with IEEE sqrt and division. `Math` lets a caller supply
+  /// other implementations of those two that return the same bits where it
+  /// uses them (the GPU kernel's range-checked fast paths); it also sees m
+  /// and v before they are used.
+  template <class Math = ieee_math>
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v,
+                                           const Math& math = Math{}) {
     if (Decoupled) {
       p = p * s.decay;
     } else {
@@ -78,8 +91,9 @@ struct adam_rule {
     }
     m = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
     v = format::fma_rn(s.beta2, v, (s.one_minus_beta2 * g) * g);
-    const float d = format::fma_rn(format::sqrt_rn(v), s.inv_sqrt_bc2, s.eps);
-    p = format::fma_rn(s.neg_step_size, format::div_rn(m, d), p);
+    math.observe(m, v);
+    const float d = format::fma_rn(math.sqrt(v), s.inv_sqrt_bc2, s.eps);
+    p = format::fma_rn(s.neg_step_size, math.div(m, d), p);
   }
 };
 
