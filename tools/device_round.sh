@@ -10,6 +10,7 @@
 #   bench   the step benchmarks with torch's fused AdamW beside them
 #           (BENCHMARKS.md) and the off-load benchmark
 #   shard   tools/shard_device_round.sh: the NCCL example on every GPU
+#   ncu     Nsight Compute counters of one default AdamW step (tuning)
 #
 #   BIN=<staged executables> OUT=<log folder> tools/device_round.sh tests bench shard
 #
@@ -106,9 +107,24 @@ do_shard() {
   stage_end
 }
 
+# Hardware counters of one default AdamW step (clocks as found).
+do_ncu() {
+  stage_begin ncu
+  local start=$SECONDS
+  timeout 150 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis -k regex:step_kernel -s 2 -c 1 \
+    "$BIN/bench_gpu_step" --benchmark_filter='^step/adamw_default/flat268M/default' --benchmark_min_time=0.01 \
+    > "$WORK/ncu/ncu.txt" 2>&1
+  note "ncu: rc=$? ($((SECONDS - start)) s)"
+  grep -E "Duration|Issue Slots Busy|Issued Ipc|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|No Eligible|Warp Cycles Per Issued" \
+    "$WORK/ncu/ncu.txt" | head -20 >> "$SUMMARY"
+  stage_end
+}
+
 for s in "$@"; do
   case $s in
     tests) do_tests ;;
+    ncu) do_ncu ;;
     bench) do_bench ;;
     shard) do_shard ;;
     *) echo "unknown stage $s" ;;
