@@ -303,3 +303,64 @@ TEST_CASE("bulk functions reject bad arguments and write nothing") {
   CHECK(corr[0] == 9);
   CHECK(c::split<c::ulp_correction<bf16, std::int8_t>>(nullptr, 0, nullptr, nullptr).ok());
 }
+
+namespace {
+// A user's own format: fp8 with 3 exponent and 4 mantissa bits, saturating.
+struct fp8_e3m4 {
+  std::uint8_t bits;
+};
+}  // namespace
+template <>
+struct flashoptim::format::format_traits<fp8_e3m4>
+    : flashoptim::format::small_float_traits<
+          fp8_e3m4, flashoptim::format::small_float_spec<3, 4, 0x6fu, 0x7fu, true, flashoptim::format::overflow_rule::saturate>> {
+  static constexpr const char* name = "fp8_e3m4";
+};
+
+namespace {
+// A user's own compander: cube root before the group max (a gentler sqrt).
+struct cbrt_compander {
+  static float pre(float x) { return std::cbrt(x); }
+  static float post(float n) { return n; }
+  static float post_inverse(float y) { return y; }
+  static float pre_inverse(float t) { return t * t * t; }
+};
+}  // namespace
+
+TEST_CASE("a user adds a format through format_traits and a compander as a type") {
+  using T = fp8_e3m4;
+  // every finite pattern decodes and re-encodes to itself; values round to a neighbour
+  for (unsigned b = 0; b < 256; ++b) {
+    const float x = format::to_float(T{static_cast<std::uint8_t>(b)});
+    if (!std::isfinite(x)) continue;
+    CHECK(format::from_float<T>(x).bits == (x == 0.0f ? (b & 0x80u) : b));
+  }
+  CHECK(format::to_float(format::from_float<T>(1.0f + 1.0f / 32)) == 1.0f);  // a tie rounds to even
+  CHECK(format::to_float(format::from_float<T>(1e9f)) == format::to_float(T{0x6f}));  // saturates
+  // the new format as a plain state, through a whole step
+  using cfg = step_config<rule::sgd, c::native<float>, float, c::plain<T>>;
+  std::vector<float> p(5, 1.0f), g = {0.5f, -0.25f, 1.0f, 0.0f, 2.0f};
+  std::vector<T> m(5);
+  tensor_ref<cfg> t;
+  t.param = p.data(), t.grad = g.data(), t.code0 = m.data(), t.size = 5;
+  cfg::hyper h;
+  h.lr = 0.5;
+  h.momentum = 0.9;
+  step_args a;
+  REQUIRE(cpu::step_serial<cfg>(h, a, &t, 1).ok());
+  for (int i = 0; i < 5; ++i) {
+    CHECK(format::to_float(m[i]) == format::to_float(format::from_float<T>(g[i])));  // first step: buffer = g
+    CHECK(p[i] == 1.0f - 0.5f * g[i]);
+  }
+  // a user compander in a grouped codec: quantize, dequantize within the code step
+  using G = c::grouped<c::uint8_code<true>, cbrt_compander, c::scale_fp32>;
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[i] = std::pow(1.3f, static_cast<float>(i % 32 - 16));
+  const auto q = quantize<G>(x);
+  const auto y = dequantize(q);
+  for (int i = 0; i < 64; ++i) {
+    const double s = q.scales[i / 32];
+    const double t_true = std::cbrt(static_cast<double>(x[i])), t_dec = std::cbrt(static_cast<double>(y[i]));
+    CHECK(std::fabs(t_dec - t_true) <= (0.5 / 254 + 1e-6) * s);
+  }
+}

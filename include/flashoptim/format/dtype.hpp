@@ -11,7 +11,9 @@
 
 namespace flashoptim {
 
-enum class dtype : int { none = 0, f32, bf16, f16, f8_e4m3, f8_e5m2, i8, u8, i16, u16, i32, u32 };
+/// `user`: a storage type the library does not name (a format added through
+/// format_traits); usable in typed views, not through run-time typed buffers.
+enum class dtype : int { none = 0, f32, bf16, f16, f8_e4m3, f8_e5m2, i8, u8, i16, u16, i32, u32, user };
 
 FLASHOPTIM_HOST_DEVICE inline const char* to_string(dtype t) {
   switch (t) {
@@ -27,6 +29,7 @@ FLASHOPTIM_HOST_DEVICE inline const char* to_string(dtype t) {
     case dtype::u16: return "uint16";
     case dtype::i32: return "int32";
     case dtype::u32: return "uint32";
+    case dtype::user: return "user-defined";
   }
   return "unknown";
 }
@@ -37,12 +40,15 @@ FLASHOPTIM_HOST_DEVICE constexpr std::size_t size_of(dtype t) {
     case dtype::f32: case dtype::i32: case dtype::u32: return 4;
     case dtype::bf16: case dtype::f16: case dtype::i16: case dtype::u16: return 2;
     case dtype::f8_e4m3: case dtype::f8_e5m2: case dtype::i8: case dtype::u8: return 1;
+    case dtype::user: return 0;
   }
   return 0;
 }
 
 template <class T>
-struct dtype_of;
+struct dtype_of {
+  static constexpr dtype value = dtype::user;
+};
 template <> struct dtype_of<none_t> { static constexpr dtype value = dtype::none; };
 template <> struct dtype_of<float> { static constexpr dtype value = dtype::f32; };
 template <> struct dtype_of<bf16> { static constexpr dtype value = dtype::bf16; };

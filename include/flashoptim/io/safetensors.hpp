@@ -50,7 +50,8 @@ inline const char* safetensors_dtype_name(dtype t) {
     case dtype::u16: return "U16";
     case dtype::i32: return "I32";
     case dtype::u32: return "U32";
-    case dtype::none: break;
+    case dtype::none:
+    case dtype::user: break;
   }
   return nullptr;
 }

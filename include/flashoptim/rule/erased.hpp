@@ -33,6 +33,9 @@ template <class T>
 status bind_buffer(std::size_t index, const char* name, const buffer& b, std::int64_t expected_count, T*& out) {
   out = nullptr;
   constexpr dtype want = dtype_v<T>;
+  if (want == dtype::user)
+    return status(status_code::not_supported, "tensor %zu: %s has a user-defined type, which run-time typed buffers cannot name",
+                  index, name);
   if (want == dtype::none) {
     if (b.data != nullptr || b.count != 0)
       return status(status_code::invalid_argument, "tensor %zu: this configuration has no %s, but a %s buffer was given",
