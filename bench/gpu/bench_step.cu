@@ -375,8 +375,8 @@ int main(int argc, char** argv) {
   add<adamw_default, tuning::step_policy<256, 8, 3, true, true>>("adamw_default", f, "t256_n8_b3");
   add<adamw_default, tuning::step_policy<128, 8, 6, true, true>>("adamw_default", f, "t128_n8_b6");
   // The previous default policy on the target cases, and the variants of the
-  // proven-range policy (docs/gpu.md, "Instruction budget"; the default is
-  // t256_n8_b3_checked):
+  // proven-range policy (docs/gpu.md, "Instruction budget"; the unstaged
+  // default was t256_n8_b3_checked):
   // step_policy<threads, elements, min blocks/SM, tables, branch-free,
   //             proven ranges, unit runs, range checked, L2 prefetch>
   add<adamw_default, tuning::previous_step_policy>("adamw_default", f, "previous");
@@ -401,6 +401,23 @@ int main(int argc, char** argv) {
   add<adamw_default, checked_b2>("adamw_default", m, "t256_n8_b2_checked");
   add<lion_default, checked_b2>("lion_default", f, "t256_n8_b2_checked");
   add<sgd_momentum, checked_b2>("sgd_momentum", f, "t256_n8_b2_checked");
+  // Loads staged through shared memory (the last argument: stages; the
+  // default is s3_t256_n8_b2; tuning/step_policy.hpp has the table).
+  using s2_b3 = tuning::step_policy<256, 8, 3, true, true, true, true, true, false, 2>;
+  using s3_b3 = tuning::step_policy<256, 8, 3, true, true, true, true, true, false, 3>;
+  using s2_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 2>;
+  using s4_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 4>;
+  using s3_t128_b6 = tuning::step_policy<128, 8, 6, true, true, true, true, true, false, 3>;
+  add<adamw_default, s2_b3>("adamw_default", f, "s2_t256_n8_b3");
+  add<adamw_default, s3_b3>("adamw_default", f, "s3_t256_n8_b3");
+  add<adamw_default, s2_b2>("adamw_default", f, "s2_t256_n8_b2");
+  add<adamw_default, s4_b2>("adamw_default", f, "s4_t256_n8_b2");
+  add<adamw_default, s3_t128_b6>("adamw_default", f, "s3_t128_n8_b6");
+  add<adamw_default, s3_b3>("adamw_default", l, "s3_t256_n8_b3");
+  add<adamw_default, checked_b3>("adamw_default", l, "t256_n8_b3_checked");
+  add<lion_default, checked_b3>("lion_default", f, "t256_n8_b3_checked");
+  add<sgd_momentum, checked_b3>("sgd_momentum", f, "t256_n8_b3_checked");
+  add<adamw_bf16_master, checked_b3>("adamw_bf16_fp32_master", f, "t256_n8_b3_checked");
 #endif
   // The gradient statistics launch.
 #if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)

@@ -105,10 +105,28 @@ PARITY_CASE(adam_fp16_reference)
 PARITY_CASE(adamw_sr_codes)
 
 // The other policies the benchmarks compare (bench/gpu/bench_step.cu): the
-// previous default and the proven-range variants, on the rules and layouts
-// whose kernels they change. (The default is the 3-block range-checked one.)
+// previous defaults and the proven-range and staging variants, on the rules
+// and layouts whose kernels they change. (The default is the 2-block
+// range-checked one with 3 stages.)
 TEST_CASE("parity: previous and candidate step policies") {
   using previous = tuning::previous_step_policy;
+  using unstaged = tuning::unstaged_step_policy;
+  using s2_b3 = tuning::step_policy<256, 8, 3, true, true, true, true, true, false, 2>;
+  using s4_b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 4>;
+  using s3_t128 = tuning::step_policy<128, 8, 6, true, true, true, true, true, false, 3>;
+  parity_suite<tc::adamw_default, unstaged>("adamw_default, t256_n8_b3_checked (unstaged)");
+  parity_suite<tc::adamw_default, s2_b3>("adamw_default, s2_t256_n8_b3");
+  parity_suite<tc::adamw_default, s4_b2>("adamw_default, s4_t256_n8_b2");
+  parity_suite<tc::lion_reference, s4_b2>("lion_reference, s4_t256_n8_b2 (2-byte scales not staged)");
+  parity_suite<tc::sgdw_exact_fp8, s3_t128>("sgdw_exact_fp8, s3_t128_n8_b6");
+  // Long runs: a few blocks walk many units each, through every stage of the ring.
+  for (int grid : {1, 2, 5}) {
+    CAPTURE(grid);
+    check_parity<tc::adamw_default, s4_b2>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 14,
+                                           false, grid);
+    check_parity<tc::adamw_default>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 15, false,
+                                    grid);
+  }
   using b2 = tuning::step_policy<256, 8, 2, true, true, true, true, true>;
   using unchecked = tuning::step_policy<256, 8, 2, true, true, true, true, false>;
   using b2_prefetch = tuning::step_policy<256, 8, 2, true, true, true, true, true, true>;

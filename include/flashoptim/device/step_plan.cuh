@@ -243,6 +243,16 @@ class step_plan {
     FLASHOPTIM_RETURN_IF_ERROR(
         detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"));
     const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
+    if (smem > 48 * 1024) {  // above the default limit of dynamic shared memory: opt in
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, false>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+          "setting the step kernel's shared memory size"));
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, true>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+          "setting the step kernel's shared memory size"));
+    }
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_host, kernel::step_kernel<Config, Policy, false>,
                                                       Policy::threads, smem),

@@ -252,11 +252,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Co
 /// again by TC from a fresh read when a range check failed on any lane of
 /// the warp; otherwise (TCc = TC) once by TC.
 template <class TC, class TCc, int N>
-FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalars& sc,
-                                                       const typename TCc::scalars& checked_sc,
-                                                       const run_pointers<typename TC::base>& b, std::uint32_t off,
-                                                       bool scale_owner, std::uint64_t seed, std::uint64_t step,
-                                                       std::uint64_t index) {
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC::scalars& sc,
+                                                              const typename TCc::scalars& checked_sc,
+                                                              const run_pointers<typename TC::base>& b,
+                                                              std::uint32_t off, bool scale_owner, std::uint64_t seed,
+                                                              std::uint64_t step, std::uint64_t index,
+                                                              tile_data<TCc, N>& d) {
   using C = typename TC::base;
   using S0 = typename C::state0;
   using S1 = typename C::state1;
@@ -268,8 +269,6 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalar
   constexpr bool grouped1 = codec::is_grouped<S1>::value;
   const codec::rounding_key key{seed, step, index};
 
-  tile_data<TCc, N> d;
-  load_run_tile<TCc, N, false>(b, off, d);
   if constexpr (TCc::checked) {
     bool ok = true;
     typename TCc::scalars csc = checked_sc;
@@ -297,6 +296,120 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalar
   if constexpr (grouped1) {
     if (scale_owner) tile_access<typename S1::scale_type, 1>::store_one(b.scale1 + group, d.scale1);
   }
+}
+
+/// Shared-memory staging of a run's tiles (Policy::stages > 1), one stage:
+/// a region per buffer, thread t's slot at t * (its tile's bytes), so a
+/// warp's copies and reads of its slots are contiguous (no bank
+/// conflicts). Buffers whose tile is not whole 4-byte words (2-byte scales)
+/// are not staged: they are read from global memory when stepped.
+template <class TCc, int N, int Threads>
+struct stage_layout {
+  using tile = tile_data<TCc, N>;
+  using C = typename TCc::base;
+  using S0 = typename C::state0;
+  using S1 = typename C::state1;
+  using P = tile_access<typename C::param_type, N>;
+  using A = tile_access<typename C::aux_type, N>;
+  using G = tile_access<typename C::grad_type, N>;
+  using Q0 = tile_access<typename S0::code_type, N>;
+  using Q1 = tile_access<typename S1::code_type, N>;
+  using K0 = tile_access<typename S0::scale_type, 1>;
+  using K1 = tile_access<typename S1::scale_type, 1>;
+  static constexpr bool grouped0 = codec::is_grouped<S0>::value;
+  static constexpr bool grouped1 = codec::is_grouped<S1>::value;
+  static constexpr bool param_staged = P::present && P::stageable;
+  static constexpr bool aux_staged = C::has_aux && A::present && A::stageable;
+  static constexpr bool grad_staged = G::present && G::stageable;
+  static constexpr bool code0_staged = S0::stores_state && Q0::present && Q0::stageable;
+  static constexpr bool code1_staged = S1::stores_state && Q1::present && Q1::stageable;
+  static constexpr bool scale0_staged = grouped0 && K0::present && K0::stageable;
+  static constexpr bool scale1_staged = grouped1 && K1::present && K1::stageable;
+  static constexpr std::uint32_t region(bool staged, int bytes) {
+    return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
+  }
+  static constexpr std::uint32_t param = 0;
+  static constexpr std::uint32_t grad = param + region(param_staged, P::bytes);
+  static constexpr std::uint32_t aux = grad + region(grad_staged, G::bytes);
+  static constexpr std::uint32_t code0 = aux + region(aux_staged, A::bytes);
+  static constexpr std::uint32_t code1 = code0 + region(code0_staged, Q0::bytes);
+  static constexpr std::uint32_t scale0 = code1 + region(code1_staged, Q1::bytes);
+  static constexpr std::uint32_t scale1 = scale0 + region(scale0_staged, K0::bytes);
+  static constexpr std::uint32_t end = scale1 + region(scale1_staged, K1::bytes);
+  /// Bytes of one stage (a multiple of 16, so every stage keeps the
+  /// 16-byte alignment of the first).
+  static constexpr std::uint32_t bytes = (end + 15u) / 16u * 16u;
+  static_assert(Threads % 4 == 0, "regions keep their alignment");
+};
+
+/// The shared-window address of the first stage: after the decode tables.
+template <class TC>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t stage_base() {
+  return detail::shared_address(shared_tables()) + static_cast<std::uint32_t>(TC::shared_bytes);
+}
+
+/// Starts the copies of the tile at b + off into the stage at `at`.
+template <class L>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                        std::uint32_t at) {
+  const std::uint32_t t = threadIdx.x;
+  if constexpr (L::param_staged) L::P::copy_async(b.param + off, at + L::param + t * L::P::bytes);
+  if constexpr (L::aux_staged) L::A::copy_async(b.aux + off, at + L::aux + t * L::A::bytes);
+  if constexpr (L::grad_staged) L::G::copy_async(b.grad + off, at + L::grad + t * L::G::bytes);
+  if constexpr (L::code0_staged) L::Q0::copy_async(b.code0 + off, at + L::code0 + t * L::Q0::bytes);
+  if constexpr (L::code1_staged) L::Q1::copy_async(b.code1 + off, at + L::code1 + t * L::Q1::bytes);
+  if constexpr (L::scale0_staged) L::K0::copy_async(b.scale0 + off / 32, at + L::scale0 + t * L::K0::bytes);
+  if constexpr (L::scale1_staged) L::K1::copy_async(b.scale1 + off / 32, at + L::scale1 + t * L::K1::bytes);
+}
+
+/// The tile at b + off from the stage at `at` (its copies completed), and
+/// the buffers that are not staged from global memory: what load_run_tile
+/// reads.
+template <class L>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                          std::uint32_t at, typename L::tile& d) {
+  using C = typename L::C;
+  const std::uint32_t t = threadIdx.x;
+  if constexpr (L::param_staged) L::P::load_shared(at + L::param + t * L::P::bytes, d.param);
+  else L::P::load(b.param + off, d.param);
+  if constexpr (C::has_aux) {
+    if constexpr (L::aux_staged) L::A::load_shared(at + L::aux + t * L::A::bytes, d.aux);
+    else L::A::load(b.aux + off, d.aux);
+  }
+  if constexpr (L::grad_staged) L::G::load_shared(at + L::grad + t * L::G::bytes, d.grad);
+  else L::G::load_readonly(b.grad + off, d.grad);
+  if constexpr (L::S0::stores_state) {
+    if constexpr (L::code0_staged) L::Q0::load_shared(at + L::code0 + t * L::Q0::bytes, d.code0);
+    else L::Q0::load(b.code0 + off, d.code0);
+  }
+  if constexpr (L::S1::stores_state) {
+    if constexpr (L::code1_staged) L::Q1::load_shared(at + L::code1 + t * L::Q1::bytes, d.code1);
+    else L::Q1::load(b.code1 + off, d.code1);
+  }
+  if constexpr (L::grouped0) {
+    typename L::S0::scale_type k[1];
+    if constexpr (L::scale0_staged) L::K0::load_shared(at + L::scale0 + t * L::K0::bytes, k);
+    else k[0] = L::K0::load_one(b.scale0 + off / 32);
+    d.scale0 = k[0];
+  }
+  if constexpr (L::grouped1) {
+    typename L::S1::scale_type k[1];
+    if constexpr (L::scale1_staged) L::K1::load_shared(at + L::scale1 + t * L::K1::bytes, k);
+    else k[0] = L::K1::load_one(b.scale1 + off / 32);
+    d.scale1 = k[0];
+  }
+}
+
+/// step_loaded_run_tile on the tile it loads first.
+template <class TC, class TCc, int N>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalars& sc,
+                                                       const typename TCc::scalars& checked_sc,
+                                                       const run_pointers<typename TC::base>& b, std::uint32_t off,
+                                                       bool scale_owner, std::uint64_t seed, std::uint64_t step,
+                                                       std::uint64_t index) {
+  tile_data<TCc, N> d;
+  load_run_tile<TCc, N, false>(b, off, d);
+  step_loaded_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, seed, step, index, d);
 }
 
 template <class Config, class Policy, bool DeviceInputs>
@@ -379,12 +492,42 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
           const run_pointers<Config> b = run_pointers<Config>::at(entry.ref, e0);
           const std::uint64_t index0 = entry.ref.index_base + static_cast<std::uint64_t>(e0);
           const std::uint32_t end = static_cast<std::uint32_t>(run * unit);
-          for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
-            if constexpr (Policy::prefetch) {
-              const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
-              if (next < end) prefetch_run_tile(b, next);
+          if constexpr (Policy::stages > 1) {
+            // Tiles S - 1 ahead are on their way into shared memory
+            // (cp.async) while this one is stepped; a thread reads back only
+            // the slots it filled, so no block barrier is needed. A redo
+            // after a failed range check reads the tile again from global
+            // memory, which this tile's stores have not touched yet.
+            constexpr int S = Policy::stages;
+            using L = stage_layout<TCc, N, Policy::threads>;
+            const std::uint32_t first_stage = stage_base<TC>();
+            const std::uint32_t last_stage = first_stage + (S - 1) * L::bytes;
+            FLASHOPTIM_UNROLL for (int s = 0; s < S - 1; ++s) {
+              const std::uint32_t ahead = static_cast<std::uint32_t>(s) * static_cast<std::uint32_t>(unit);
+              if (ahead < end) stage_run_tile<L>(b, ahead, first_stage + s * L::bytes);
+              detail::cp_async_commit();
             }
-            step_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off);
+            std::uint32_t current = first_stage, fill = last_stage;
+            for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
+              const std::uint32_t ahead = off + (S - 1) * static_cast<std::uint32_t>(unit);
+              if (ahead < end) stage_run_tile<L>(b, ahead, fill);
+              detail::cp_async_commit();
+              detail::cp_async_wait<S - 1>();
+              tile_data<TCc, N> d;
+              load_staged_tile<L>(b, off, current, d);
+              step_loaded_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step,
+                                               index0 + off, d);
+              current = current == last_stage ? first_stage : current + L::bytes;
+              fill = fill == last_stage ? first_stage : fill + L::bytes;
+            }
+          } else {
+            for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
+              if constexpr (Policy::prefetch) {
+                const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
+                if (next < end) prefetch_run_tile(b, next);
+              }
+              step_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off);
+            }
           }
           u += run;
         }
@@ -412,7 +555,14 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 /// Dynamic shared memory of a step launch.
 template <class Config, class Policy>
 constexpr std::size_t step_shared_bytes() {
-  return kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>::shared_bytes;
+  using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
+  using TCc = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges,
+                            Policy::range_checked>;
+  std::size_t stages = 0;
+  if constexpr (Policy::stages > 1)
+    stages = static_cast<std::size_t>(Policy::stages) *
+             stage_layout<TCc, Policy::elements_per_thread, Policy::threads>::bytes;
+  return TC::shared_bytes + stages;
 }
 
 /// The kernel a launch with these template arguments runs (for occupancy

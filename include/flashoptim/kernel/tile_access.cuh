@@ -119,6 +119,40 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_global(unsigned char* p, unsigned ch
   asm volatile("st.global.u8 [%0], %1;" ::"l"(p), "h"(static_cast<unsigned short>(v)) : "memory");
 }
 
+// Asynchronous copies global -> shared (cp.async, sm_80+): the bytes land
+// in shared memory without holding registers; a thread waits for its own
+// groups (cp_async_wait) and then reads what it copied. .cg (L2 only) for
+// 16 bytes, .ca for the smaller sizes, which .cg does not take.
+template <int Bytes>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async(std::uint32_t dst, const void* src) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
+  }
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/// Waits until at most `Pending` of this thread's committed groups are in flight.
+template <int Pending>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+}
+// ld.shared from a 32-bit shared-window address.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void ld_shared(std::uint32_t a, uint4& v) {
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void ld_shared(std::uint32_t a, uint2& v) {
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a) : "memory");
+}
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void ld_shared(std::uint32_t a, unsigned int& v) {
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+}
+// The shared-window address of a generic pointer to shared memory.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
 constexpr int vector_width(int bytes) {
   return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
 }
@@ -176,6 +210,27 @@ struct tile_access {
       FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::st_global(dst + k, w[k]);
     }
   }
+  /// Whether the tile can go through cp.async staging (whole 4-, 8- or
+  /// 16-byte words).
+  static constexpr bool stageable = !present || width >= 4;
+  /// Starts copying the tile at p (vector-aligned) to the shared slot at
+  /// `slot` (`bytes` long, `width`-aligned); see detail::cp_async.
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void copy_async(const T* p, std::uint32_t slot) {
+    if constexpr (present) {
+      static_assert(stageable, "cp.async moves whole 4-, 8- or 16-byte words");
+      const word* src = reinterpret_cast<const word*>(p);
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::cp_async<width>(slot + k * width, src + k);
+    }
+  }
+  /// Reads the tile copy_async put in `slot` (after its group completed).
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void load_shared(std::uint32_t slot, T (&out)[N]) {
+    if constexpr (present) {
+      word w[words];
+      FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::ld_shared(slot + k * width, w[k]);
+      std::memcpy(out, w, bytes);
+    }
+  }
+
   /// One element through ld.global / st.global (N = 1: scales).
   FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static T load_one(const T* p) {
     static_assert(N == 1, "one element");

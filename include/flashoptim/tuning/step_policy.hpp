@@ -34,8 +34,12 @@ namespace flashoptim::tuning {
 ///                      fails (kernel/range_checked.cuh)
 ///   Prefetch           (needs UnitRuns) ask L2 for a run's next tile before
 ///                      stepping the current one
+///   Stages             (needs UnitRuns) tiles of a run in flight per thread:
+///                      above 1, the next Stages - 1 tiles are copied into
+///                      shared memory (cp.async) while one is stepped
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
-          bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false>
+          bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
+          int Stages = 1>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -46,6 +50,7 @@ struct step_policy {
   static constexpr bool unit_runs = UnitRuns;
   static constexpr bool range_checked = RangeChecked;
   static constexpr bool prefetch = Prefetch;
+  static constexpr int stages = Stages;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -54,6 +59,8 @@ struct step_policy {
   static_assert(32 % ElementsPerThread == 0, "a group of 32 spans whole tiles");
   static_assert(UnitRuns || !RangeChecked, "range-checked tiles are the unit runs' vector tiles");
   static_assert(UnitRuns || !Prefetch, "prefetching follows the unit runs");
+  static_assert(Stages >= 1, "at least the tile being stepped");
+  static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
 };
 
 /// The previous default (until 2026-11-29): 256 threads x 8 elements, 2
@@ -79,14 +86,14 @@ struct step_policy {
 /// docs/gpu.md has the analysis.
 using previous_step_policy = step_policy<256, 8, 2, true, true>;
 
-/// The default for every configuration: 256 threads x 8 elements, 3 blocks
-/// per SM (80 registers, a few 64-bit pointers spilled to L1), tables,
-/// branch-free encoders, proven-range arithmetic, unit runs, range-checked
-/// tiles (kernel/proven_math.hpp, kernel/range_checked.cuh). Instructions
-/// issued per element along the vector path of a tile without special
-/// values, AdamW default layout (tools/sass_hot_path.py on cuobjdump -sass;
-/// docs/gpu.md "Instruction budget"): 145.5 (previous) -> 89.0.
-/// Measured on an H200, one run, 2026-11-29 18:14 UTC, bench_gpu_step
+/// The default before staging (2026-11-29, until 19:58 UTC): 256 threads x
+/// 8 elements, 3 blocks per SM (80 registers, a few 64-bit pointers spilled
+/// to L1), tables, branch-free encoders, proven-range arithmetic, unit runs,
+/// range-checked tiles (kernel/proven_math.hpp, kernel/range_checked.cuh).
+/// Instructions issued per element along the vector path of a tile without
+/// special values, AdamW default layout (tools/sass_hot_path.py on
+/// cuobjdump -sass; docs/gpu.md "Instruction budget"): 145.5 (previous) ->
+/// 89.0. Measured on an H200, one run, 2026-11-29 18:14 UTC, bench_gpu_step
 /// built from this tree (build/opt, CMAKE_CUDA_ARCHITECTURES=90),
 /// `--benchmark_filter='^step/(adamw_default|lion_default|sgd_momentum)/
 /// (flat268M|llama1B|10k_x_4096)/...'`, copy bandwidth 4292 GB/s:
@@ -95,14 +102,37 @@ using previous_step_policy = step_policy<256, 8, 2, true, true>;
 ///   proven ranges only (b2)               1.289
 ///   + unit runs (b2)                      1.276
 ///   + range checked, 2 blocks/SM          1.217       6.694      0.911       0.935
-///   + range checked, 3 blocks/SM          1.146       6.104      0.837       0.862   <- chosen
+///   + range checked, 3 blocks/SM          1.146       6.104      0.837       0.862   <- chosen then
 ///   range checked + L2 prefetch, b2       1.197
 ///   range checked + L2 prefetch, b3       1.174       6.663
-/// (1.146 ms is 68.2% of copy bandwidth; the 10,000 x 4,096 list took
-/// 0.210 ms with the 2-block variant, 0.310 ms with the previous policy.)
+using unstaged_step_policy = step_policy<256, 8, 3, true, true, true, true, true>;
+
+/// The default for every configuration: the unstaged policy above with its
+/// loads staged through shared memory, 3 stages (each thread has the next
+/// two tiles of its run in flight as cp.async copies while it steps one),
+/// 2 blocks per SM (122 registers, no spills; 52 KB of shared memory per
+/// block). Nsight Compute on the unstaged kernel (2026-11-29 19:48 UTC):
+/// 44% of the warps' stall cycles waited on the tile's global loads (long
+/// scoreboard), DRAM 64% busy, issue slots 66% busy; keeping the next tile
+/// in registers instead spilled and lost 10-45%. Staged, 3 stages, 2
+/// blocks/SM: long-scoreboard stalls 3.6 -> 0.45 cycles per issued
+/// instruction, issue slots 75% busy, ~91 instructions per element (the
+/// step is issue-bound again). Measured on an H200, 2026-11-29 19:58 UTC,
+/// two repetitions of one binary (.device/pipe: bench_step.cu built with
+/// the candidates below), copy bandwidth ~4290 GB/s:
+///                                AdamW 268M     Llama 1B       Lion 268M  SGD-m 268M  fp32 master
+///   unstaged (t256_n8_b3)        1.105 / 1.188  6.108 / 6.567  0.835      0.857       1.607
+///   staged 2, t256 b3            1.045 / 1.131  5.974 / 6.109
+///   staged 3, t256 b3            1.046 / 1.111  5.963 / 6.019  0.774      0.794       1.411
+///   staged 4, t256 b3            1.058 / 1.108
+///   staged 2, t256 b2            1.050 / 1.077
+///   staged 3, t256 b2            1.020 / 1.042  5.726 / 5.795  0.776      0.794       1.402  <- chosen
+///   staged 2, t128 b6            1.088 / 1.107
+///   staged 3, t128 b6            1.075 / 1.092
+/// (The 10,000 x 4,096 list: 0.202 -> 0.195 ms.)
 template <class Config>
 struct default_step_policy {
-  using type = step_policy<256, 8, 3, true, true, true, true, true>;
+  using type = step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
 };
 
 /// Persistent grid: blocks per multiprocessor actually launched is
