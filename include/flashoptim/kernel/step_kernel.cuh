@@ -98,6 +98,23 @@ struct checked_group_max : group_max<Lanes> {
   }
 };
 
+/// How each buffer of a tile of N elements of Config is moved, and whether
+/// its states carry group scales (every tile function below reads these).
+template <class Config, int N>
+struct tile_io {
+  using S0 = typename Config::state0;
+  using S1 = typename Config::state1;
+  using P = tile_access<typename Config::param_type, N>;
+  using A = tile_access<typename Config::aux_type, N>;
+  using G = tile_access<typename Config::grad_type, N>;
+  using Q0 = tile_access<typename S0::code_type, N>;
+  using Q1 = tile_access<typename S1::code_type, N>;
+  using K0 = tile_access<typename S0::scale_type, 1>;
+  using K1 = tile_access<typename S1::scale_type, 1>;
+  static constexpr bool grouped0 = codec::is_grouped<S0>::value;
+  static constexpr bool grouped1 = codec::is_grouped<S1>::value;
+};
+
 /// Steps one tile of tensor t at element e (a multiple of N) with `valid`
 /// elements in it (N on the vector path). Every lane of the warp calls it on
 /// the same path, since the group reduction shuffles.
@@ -105,36 +122,28 @@ template <class TC, int N, bool Vector>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalars& sc, const tensor_ref<typename TC::base>& t,
                                                        std::int64_t e, int valid, std::uint64_t step) {
   using C = typename TC::base;
-  using S0 = typename C::state0;
-  using S1 = typename C::state1;
-  using P = tile_access<typename C::param_type, N>;
-  using A = tile_access<typename C::aux_type, N>;
-  using G = tile_access<typename C::grad_type, N>;
-  using Q0 = tile_access<typename S0::code_type, N>;
-  using Q1 = tile_access<typename S1::code_type, N>;
-  constexpr bool grouped0 = codec::is_grouped<S0>::value;
-  constexpr bool grouped1 = codec::is_grouped<S1>::value;
+  using IO = tile_io<C, N>;
 
   tile_data<TC, N> d;
   if constexpr (Vector) {
-    P::load(t.param + e, d.param);
-    if constexpr (C::has_aux) A::load(t.aux + e, d.aux);
-    G::load_readonly(t.grad + e, d.grad);
-    if constexpr (S0::stores_state) Q0::load(t.code0 + e, d.code0);
-    if constexpr (S1::stores_state) Q1::load(t.code1 + e, d.code1);
+    IO::P::load(t.param + e, d.param);
+    if constexpr (C::has_aux) IO::A::load(t.aux + e, d.aux);
+    IO::G::load_readonly(t.grad + e, d.grad);
+    if constexpr (IO::S0::stores_state) IO::Q0::load(t.code0 + e, d.code0);
+    if constexpr (IO::S1::stores_state) IO::Q1::load(t.code1 + e, d.code1);
   } else {
     d = tile_data<TC, N>{};
-    P::load_partial(t.param + e, d.param, valid);
-    if constexpr (C::has_aux) A::load_partial(t.aux + e, d.aux, valid);
-    G::load_partial(t.grad + e, d.grad, valid);
-    if constexpr (S0::stores_state) Q0::load_partial(t.code0 + e, d.code0, valid);
-    if constexpr (S1::stores_state) Q1::load_partial(t.code1 + e, d.code1, valid);
+    IO::P::load_partial(t.param + e, d.param, valid);
+    if constexpr (C::has_aux) IO::A::load_partial(t.aux + e, d.aux, valid);
+    IO::G::load_partial(t.grad + e, d.grad, valid);
+    if constexpr (IO::S0::stores_state) IO::Q0::load_partial(t.code0 + e, d.code0, valid);
+    if constexpr (IO::S1::stores_state) IO::Q1::load_partial(t.code1 + e, d.code1, valid);
   }
   const std::int64_t group = e / 32;
-  if constexpr (grouped0) {
+  if constexpr (IO::grouped0) {
     if (Vector || valid > 0) d.scale0 = t.scale0[group];
   }
-  if constexpr (grouped1) {
+  if constexpr (IO::grouped1) {
     if (Vector || valid > 0) d.scale1 = t.scale1[group];
   }
 
@@ -144,22 +153,22 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
                    codec::rounding_key{t.seed, step, t.index_base + static_cast<std::uint64_t>(e)});
 
   if constexpr (Vector) {
-    P::store(t.param + e, d.param);
-    if constexpr (C::has_aux) A::store(t.aux + e, d.aux);
-    if constexpr (S0::stores_state) Q0::store(t.code0 + e, d.code0);
-    if constexpr (S1::stores_state) Q1::store(t.code1 + e, d.code1);
+    IO::P::store(t.param + e, d.param);
+    if constexpr (C::has_aux) IO::A::store(t.aux + e, d.aux);
+    if constexpr (IO::S0::stores_state) IO::Q0::store(t.code0 + e, d.code0);
+    if constexpr (IO::S1::stores_state) IO::Q1::store(t.code1 + e, d.code1);
   } else {
-    P::store_partial(t.param + e, d.param, valid);
-    if constexpr (C::has_aux) A::store_partial(t.aux + e, d.aux, valid);
-    if constexpr (S0::stores_state) Q0::store_partial(t.code0 + e, d.code0, valid);
-    if constexpr (S1::stores_state) Q1::store_partial(t.code1 + e, d.code1, valid);
+    IO::P::store_partial(t.param + e, d.param, valid);
+    if constexpr (C::has_aux) IO::A::store_partial(t.aux + e, d.aux, valid);
+    if constexpr (IO::S0::stores_state) IO::Q0::store_partial(t.code0 + e, d.code0, valid);
+    if constexpr (IO::S1::stores_state) IO::Q1::store_partial(t.code1 + e, d.code1, valid);
   }
   // The first tile of a group stores its scale (all tiles hold the same).
   const bool scale_owner = (Vector || valid > 0) && (e % 32) == 0;
-  if constexpr (grouped0) {
+  if constexpr (IO::grouped0) {
     if (scale_owner) t.scale0[group] = d.scale0;
   }
-  if constexpr (grouped1) {
+  if constexpr (IO::grouped1) {
     if (scale_owner) t.scale1[group] = d.scale1;
   }
 }
@@ -203,34 +212,28 @@ template <class TC, int N, bool Again>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_run_tile(const run_pointers<typename TC::base>& b, std::uint32_t off,
                                                        tile_data<TC, N>& d) {
   using C = typename TC::base;
-  using S0 = typename C::state0;
-  using S1 = typename C::state1;
-  using P = tile_access<typename C::param_type, N>;
-  using A = tile_access<typename C::aux_type, N>;
-  using G = tile_access<typename C::grad_type, N>;
-  using Q0 = tile_access<typename S0::code_type, N>;
-  using Q1 = tile_access<typename S1::code_type, N>;
+  using IO = tile_io<C, N>;
   const std::uint32_t group = off / 32;
   if constexpr (Again) {
-    P::load_again(b.param + off, d.param);
-    if constexpr (C::has_aux) A::load_again(b.aux + off, d.aux);
-    G::load_again(b.grad + off, d.grad);
-    if constexpr (S0::stores_state) Q0::load_again(b.code0 + off, d.code0);
-    if constexpr (S1::stores_state) Q1::load_again(b.code1 + off, d.code1);
-    if constexpr (codec::is_grouped<S0>::value)
-      d.scale0 = tile_access<typename S0::scale_type, 1>::load_one_again(b.scale0 + group);
-    if constexpr (codec::is_grouped<S1>::value)
-      d.scale1 = tile_access<typename S1::scale_type, 1>::load_one_again(b.scale1 + group);
+    IO::P::load_again(b.param + off, d.param);
+    if constexpr (C::has_aux) IO::A::load_again(b.aux + off, d.aux);
+    IO::G::load_again(b.grad + off, d.grad);
+    if constexpr (IO::S0::stores_state) IO::Q0::load_again(b.code0 + off, d.code0);
+    if constexpr (IO::S1::stores_state) IO::Q1::load_again(b.code1 + off, d.code1);
+    if constexpr (IO::grouped0)
+      d.scale0 = IO::K0::load_one_again(b.scale0 + group);
+    if constexpr (IO::grouped1)
+      d.scale1 = IO::K1::load_one_again(b.scale1 + group);
   } else {
-    P::load(b.param + off, d.param);
-    if constexpr (C::has_aux) A::load(b.aux + off, d.aux);
-    G::load_readonly(b.grad + off, d.grad);
-    if constexpr (S0::stores_state) Q0::load(b.code0 + off, d.code0);
-    if constexpr (S1::stores_state) Q1::load(b.code1 + off, d.code1);
-    if constexpr (codec::is_grouped<S0>::value)
-      d.scale0 = tile_access<typename S0::scale_type, 1>::load_one(b.scale0 + group);
-    if constexpr (codec::is_grouped<S1>::value)
-      d.scale1 = tile_access<typename S1::scale_type, 1>::load_one(b.scale1 + group);
+    IO::P::load(b.param + off, d.param);
+    if constexpr (C::has_aux) IO::A::load(b.aux + off, d.aux);
+    IO::G::load_readonly(b.grad + off, d.grad);
+    if constexpr (IO::S0::stores_state) IO::Q0::load(b.code0 + off, d.code0);
+    if constexpr (IO::S1::stores_state) IO::Q1::load(b.code1 + off, d.code1);
+    if constexpr (IO::grouped0)
+      d.scale0 = IO::K0::load_one(b.scale0 + group);
+    if constexpr (IO::grouped1)
+      d.scale1 = IO::K1::load_one(b.scale1 + group);
   }
 }
 
@@ -259,14 +262,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
                                                               std::uint64_t step, std::uint64_t index,
                                                               tile_data<TCc, N>& d) {
   using C = typename TC::base;
-  using S0 = typename C::state0;
-  using S1 = typename C::state1;
-  using P = tile_access<typename C::param_type, N>;
-  using A = tile_access<typename C::aux_type, N>;
-  using Q0 = tile_access<typename S0::code_type, N>;
-  using Q1 = tile_access<typename S1::code_type, N>;
-  constexpr bool grouped0 = codec::is_grouped<S0>::value;
-  constexpr bool grouped1 = codec::is_grouped<S1>::value;
+  using IO = tile_io<C, N>;
   const codec::rounding_key key{seed, step, index};
 
   if constexpr (TCc::checked) {
@@ -286,15 +282,15 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
   }
 
   const std::uint32_t group = off / 32;
-  P::store(b.param + off, d.param);
-  if constexpr (C::has_aux) A::store(b.aux + off, d.aux);
-  if constexpr (S0::stores_state) Q0::store(b.code0 + off, d.code0);
-  if constexpr (S1::stores_state) Q1::store(b.code1 + off, d.code1);
-  if constexpr (grouped0) {
-    if (scale_owner) tile_access<typename S0::scale_type, 1>::store_one(b.scale0 + group, d.scale0);
+  IO::P::store(b.param + off, d.param);
+  if constexpr (C::has_aux) IO::A::store(b.aux + off, d.aux);
+  if constexpr (IO::S0::stores_state) IO::Q0::store(b.code0 + off, d.code0);
+  if constexpr (IO::S1::stores_state) IO::Q1::store(b.code1 + off, d.code1);
+  if constexpr (IO::grouped0) {
+    if (scale_owner) IO::K0::store_one(b.scale0 + group, d.scale0);
   }
-  if constexpr (grouped1) {
-    if (scale_owner) tile_access<typename S1::scale_type, 1>::store_one(b.scale1 + group, d.scale1);
+  if constexpr (IO::grouped1) {
+    if (scale_owner) IO::K1::store_one(b.scale1 + group, d.scale1);
   }
 }
 
@@ -304,38 +300,28 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
 /// conflicts). Buffers whose tile is not whole 4-byte words (2-byte scales)
 /// are not staged: they are read from global memory when stepped.
 template <class TCc, int N, int Threads>
-struct stage_layout {
+struct stage_layout : tile_io<typename TCc::base, N> {
+  using IO = tile_io<typename TCc::base, N>;
   using tile = tile_data<TCc, N>;
   using C = typename TCc::base;
-  using S0 = typename C::state0;
-  using S1 = typename C::state1;
-  using P = tile_access<typename C::param_type, N>;
-  using A = tile_access<typename C::aux_type, N>;
-  using G = tile_access<typename C::grad_type, N>;
-  using Q0 = tile_access<typename S0::code_type, N>;
-  using Q1 = tile_access<typename S1::code_type, N>;
-  using K0 = tile_access<typename S0::scale_type, 1>;
-  using K1 = tile_access<typename S1::scale_type, 1>;
-  static constexpr bool grouped0 = codec::is_grouped<S0>::value;
-  static constexpr bool grouped1 = codec::is_grouped<S1>::value;
-  static constexpr bool param_staged = P::present && P::stageable;
-  static constexpr bool aux_staged = C::has_aux && A::present && A::stageable;
-  static constexpr bool grad_staged = G::present && G::stageable;
-  static constexpr bool code0_staged = S0::stores_state && Q0::present && Q0::stageable;
-  static constexpr bool code1_staged = S1::stores_state && Q1::present && Q1::stageable;
-  static constexpr bool scale0_staged = grouped0 && K0::present && K0::stageable;
-  static constexpr bool scale1_staged = grouped1 && K1::present && K1::stageable;
+  static constexpr bool param_staged = IO::P::present && IO::P::stageable;
+  static constexpr bool aux_staged = C::has_aux && IO::A::present && IO::A::stageable;
+  static constexpr bool grad_staged = IO::G::present && IO::G::stageable;
+  static constexpr bool code0_staged = IO::S0::stores_state && IO::Q0::present && IO::Q0::stageable;
+  static constexpr bool code1_staged = IO::S1::stores_state && IO::Q1::present && IO::Q1::stageable;
+  static constexpr bool scale0_staged = IO::grouped0 && IO::K0::present && IO::K0::stageable;
+  static constexpr bool scale1_staged = IO::grouped1 && IO::K1::present && IO::K1::stageable;
   static constexpr std::uint32_t region(bool staged, int bytes) {
     return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
   }
   static constexpr std::uint32_t param = 0;
-  static constexpr std::uint32_t grad = param + region(param_staged, P::bytes);
-  static constexpr std::uint32_t aux = grad + region(grad_staged, G::bytes);
-  static constexpr std::uint32_t code0 = aux + region(aux_staged, A::bytes);
-  static constexpr std::uint32_t code1 = code0 + region(code0_staged, Q0::bytes);
-  static constexpr std::uint32_t scale0 = code1 + region(code1_staged, Q1::bytes);
-  static constexpr std::uint32_t scale1 = scale0 + region(scale0_staged, K0::bytes);
-  static constexpr std::uint32_t end = scale1 + region(scale1_staged, K1::bytes);
+  static constexpr std::uint32_t grad = param + region(param_staged, IO::P::bytes);
+  static constexpr std::uint32_t aux = grad + region(grad_staged, IO::G::bytes);
+  static constexpr std::uint32_t code0 = aux + region(aux_staged, IO::A::bytes);
+  static constexpr std::uint32_t code1 = code0 + region(code0_staged, IO::Q0::bytes);
+  static constexpr std::uint32_t scale0 = code1 + region(code1_staged, IO::Q1::bytes);
+  static constexpr std::uint32_t scale1 = scale0 + region(scale0_staged, IO::K0::bytes);
+  static constexpr std::uint32_t end = scale1 + region(scale1_staged, IO::K1::bytes);
   /// Bytes of one stage (a multiple of 16, so every stage keeps the
   /// 16-byte alignment of the first).
   static constexpr std::uint32_t bytes = (end + 15u) / 16u * 16u;
