@@ -130,6 +130,21 @@ using unstaged_step_policy = step_policy<256, 8, 3, true, true, true, true, true
 ///   staged 2, t128 b6            1.088 / 1.107
 ///   staged 3, t128 b6            1.075 / 1.092
 /// (The 10,000 x 4,096 list: 0.202 -> 0.195 ms.)
+/// The other layouts under the same candidates (one run, 2026-11-29 20:20
+/// UTC, 268M parameters, ms; the scratch build registered these policies
+/// for each layout beside the default):
+///                      default  unstaged  s2 b2  s3 b3  s4 b2  s3 t128 b4  s3 t512 b1
+///   Lion               0.777    0.862     0.807  0.789  0.791  0.798       0.785
+///   SGD momentum       0.796    0.878     0.828  0.838  0.811  0.837       0.800
+///   fp32 master        1.398    1.613     1.445  1.421  1.379  1.397       1.408
+///   exact split        1.152    1.333     1.182  1.161  1.154  1.173       1.134
+///   fp32 native        1.253    1.264     1.280  1.240  1.224  1.258       1.250
+///   fp32 states        1.689    1.671     1.707  1.677  1.687  1.691       1.698
+///   reference states   1.629    1.598     1.644  1.569  1.644  1.718       1.589
+///   AdamW default      0.996                            1.060  1.077       1.048
+/// No layout gains more than ~4% from another shape (reference states: 3
+/// blocks/SM), so one default serves all; none of these reaches 85% on
+/// Lion, SGD momentum or the wider master modes (issue-bound, docs/gpu.md).
 template <class Config>
 struct default_step_policy {
   using type = step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
