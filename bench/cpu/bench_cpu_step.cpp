@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/typed_tensor.hpp"
 #include "flashoptim/cpu/step.hpp"
 #include "flashoptim/layout/bytes.hpp"
 
@@ -33,41 +34,20 @@ std::int64_t bench_params() {
   return env ? std::atoll(env) : (std::int64_t{1} << 24);
 }
 
-/// One tensor's buffers, initialized to a trained-looking state: params and
-/// gradients ~N(0, 1), states from a few steps.
+/// One tensor's buffers (tests/common's typed_tensor): masters and
+/// gradients drawn from N(0, 1) and N(0, 1e-4), states zero.
 template <class Config>
-struct buffers {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
-  std::vector<typename Config::param_type> param;
-  std::vector<typename Config::aux_type> aux;
-  std::vector<typename Config::grad_type> grad;
-  std::vector<typename S0::code_type> code0;
-  std::vector<typename S0::scale_type> scale0;
-  std::vector<typename S1::code_type> code1;
-  std::vector<typename S1::scale_type> scale1;
+struct buffers : testutil::typed_tensor<Config> {
   tensor_ref<Config> ref;
 
-  explicit buffers(std::int64_t n)
-      : param(n), aux(Config::has_aux ? n : 0), grad(n), code0(S0::stores_state ? n : 0),
-        scale0(c::scale_count<S0>(n)), code1(S1::stores_state ? n : 0), scale1(c::scale_count<S1>(n)) {
+  explicit buffers(std::int64_t n) : testutil::typed_tensor<Config>(n) {
     std::mt19937 rng(42);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (std::int64_t i = 0; i < n; ++i) {
-      typename Config::aux_type a{};
-      Config::master::encode(nd(rng), param[i], a);
-      if constexpr (Config::has_aux) aux[i] = a;
-      grad[i] = format::from_float<typename Config::grad_type>(nd(rng) * 1e-2f);
+      this->set_master(i, nd(rng));
+      this->set_grad(i, nd(rng) * 1e-2f);
     }
-    ref.param = param.data();
-    ref.aux = Config::has_aux ? aux.data() : nullptr;
-    ref.grad = grad.data();
-    ref.code0 = S0::stores_state ? code0.data() : nullptr;
-    ref.scale0 = scale0.empty() ? nullptr : scale0.data();
-    ref.code1 = S1::stores_state ? code1.data() : nullptr;
-    ref.scale1 = scale1.empty() ? nullptr : scale1.data();
-    ref.size = n;
-    ref.seed = 7;
+    ref = this->view(7);
   }
 };
 

@@ -208,6 +208,31 @@ void set_counters(benchmark::State& st, double total_ms, std::int64_t iters, std
   st.counters["floor_ms"] = static_cast<double>(bytes) / (g_copy_gbps * 1e9) * 1e3;
 }
 
+/// Runs `launch` (work queued on `stream`) once per benchmark iteration,
+/// timed with CUDA events around it (manual time); returns the total
+/// milliseconds and counts the iterations in `iters`.
+template <class Launch>
+double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& iters, Launch&& launch) {
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  double total = 0;
+  for (auto _ : st) {
+    BENCH_CUDA(cudaEventRecord(e0, stream));
+    launch();
+    BENCH_CUDA(cudaEventRecord(e1, stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    st.SetIterationTime(ms * 1e-3);
+    total += ms;
+    ++iters;
+  }
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+  return total;
+}
+
 template <class Config, class Policy>
 void bm_step(benchmark::State& st, shape sh) {
   workspace<Config> w(sh.sizes);
@@ -220,9 +245,6 @@ void bm_step(benchmark::State& st, shape sh) {
   const auto h = bench_hyper<Config>();
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  BENCH_CUDA(cudaEventCreate(&e0));
-  BENCH_CUDA(cudaEventCreate(&e1));
   std::int64_t step = 1;
   for (int i = 0; i < 3; ++i) {
     step_args a;
@@ -230,26 +252,15 @@ void bm_step(benchmark::State& st, shape sh) {
     s = plan.step_async(h, a, stream);
   }
   BENCH_CUDA(cudaStreamSynchronize(stream));
-  double total = 0;
   std::int64_t iters = 0;
-  for (auto _ : st) {
+  const double total = time_iterations(st, stream, iters, [&] {
     step_args a;
     a.step = step++;
-    BENCH_CUDA(cudaEventRecord(e0, stream));
     s = plan.step_async(h, a, stream);
-    BENCH_CUDA(cudaEventRecord(e1, stream));
-    BENCH_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    st.SetIterationTime(ms * 1e-3);
-    total += ms;
-    ++iters;
-  }
+  });
   if (!s.ok()) st.SkipWithError(s.what());
   set_counters(st, total, iters, w.moved_bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
   st.counters["grid"] = plan.ref().grid();
-  BENCH_CUDA(cudaEventDestroy(e0));
-  BENCH_CUDA(cudaEventDestroy(e1));
   BENCH_CUDA(cudaStreamDestroy(stream));
 }
 
@@ -265,23 +276,9 @@ void bm_grad_stats(benchmark::State& st, shape sh) {
   }
   device::grad_stats* out = nullptr;
   BENCH_CUDA(cudaMalloc(&out, sizeof(*out)));
-  cudaEvent_t e0, e1;
-  BENCH_CUDA(cudaEventCreate(&e0));
-  BENCH_CUDA(cudaEventCreate(&e1));
   s = plan.grad_stats_async(out, nullptr);
-  double total = 0;
   std::int64_t iters = 0;
-  for (auto _ : st) {
-    BENCH_CUDA(cudaEventRecord(e0));
-    s = plan.grad_stats_async(out, nullptr);
-    BENCH_CUDA(cudaEventRecord(e1));
-    BENCH_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    st.SetIterationTime(ms * 1e-3);
-    total += ms;
-    ++iters;
-  }
+  const double total = time_iterations(st, nullptr, iters, [&] { s = plan.grad_stats_async(out, nullptr); });
   const std::int64_t bytes = w.params * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
   set_counters(st, total, iters, bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
   BENCH_CUDA(cudaFree(out));

@@ -11,16 +11,21 @@
 // x 384, context 256, vocabulary 256, 76 tensors with biases and norms).
 // llama1b: Llama-3.2-1B's 146 tensors (1.24B parameters; needs ~15 GB disk
 // for the fp32 form and RAM for two copies of the largest file).
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
 
 #include <flashoptim/io/checkpoint.hpp>
 #include <flashoptim/layout/bytes.hpp>
+#include <flashoptim/layout/state_layout.hpp>
 
 namespace {
 
@@ -84,7 +89,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 /// small values, one quantization) so compressed sizes are not special.
 template <class C>
 struct owned {
-  std::vector<std::vector<unsigned char>> storage;
+  /// Per tensor: its parameters, then its correction and states in one
+  /// 256-byte-aligned block laid out by state_layout.
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> storage;
   std::vector<tensor_ref<C>> refs;
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> shapes;
@@ -95,15 +102,9 @@ struct owned {
       std::int64_t n = 1;
       for (std::int64_t d : s.shape) n *= d;
       tensor_ref<C> t;
-      t.size = n;
-      t.param = take<typename C::param_type>(n);
-      if constexpr (C::has_aux) t.aux = take<typename C::aux_type>(n);
-      if constexpr (C::state0::stores_state) t.code0 = take<typename C::state0::code_type>(n);
-      if constexpr (codec::is_grouped<typename C::state0>::value)
-        t.scale0 = take<typename C::state0::scale_type>(codec::scale_count<typename C::state0>(n));
-      if constexpr (C::state1::stores_state) t.code1 = take<typename C::state1::code_type>(n);
-      if constexpr (codec::is_grouped<typename C::state1>::value)
-        t.scale1 = take<typename C::state1::scale_type>(codec::scale_count<typename C::state1>(n));
+      t.param = static_cast<typename C::param_type*>(take(static_cast<std::size_t>(n) * sizeof(t.param[0])));
+      const auto l = state_layout<C>::for_size(n);
+      l.carve(take(static_cast<std::size_t>(l.bytes)), t);
       std::vector<float> x(static_cast<std::size_t>(n));
       for (std::int64_t k = 0; k < n; ++k) x[k] = 1e-3f * static_cast<float>((k * 7919) % 2001 - 1000);
       typename C::aux_type* aux = nullptr;
@@ -118,10 +119,12 @@ struct owned {
       params += n;
     }
   }
-  template <class T>
-  T* take(std::int64_t n) {
-    storage.emplace_back(static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(T));
-    return reinterpret_cast<T*>(storage.back().data());
+  void* take(std::size_t bytes) {
+    const std::size_t a = state_layout<C>::alignment;
+    void* p = std::aligned_alloc(a, (std::max<std::size_t>(bytes, 1) + a - 1) / a * a);
+    if (p == nullptr) throw std::bad_alloc();
+    storage.emplace_back(p, &std::free);
+    return p;
   }
 };
 

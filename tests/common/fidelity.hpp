@@ -70,27 +70,44 @@ void set_adamw(run<Config>& r, const ref::rule_desc& d) {
 
 /// C7: cosine between the library's and R64's total update after 20 steps of
 /// gradients ~ N(0, sigma^2), AdamW, 4096 parameters.
+/// AdamW (lr 1e-3, betas 0.9 / 0.999, eps 1e-8, no decay) on n parameters
+/// drawn from N(0, 1), beside R64 started from the same (rounded) values;
+/// step() feeds both the gradients the library actually used. Gradients
+/// are drawn from the same generator after the start values.
+template <class Config>
+struct adamw_beside_r64 {
+  run<Config> r;
+  ref::rule_desc d = adamw_desc(1e-3, 0.9, 0.999, 1e-8, 0.0);
+  std::mt19937_64 rng;
+  std::normal_distribution<double> N{0.0, 1.0};
+  ref::r64_state s64;
+  int t = 0;
+
+  adamw_beside_r64(std::int64_t n, std::uint64_t seed) : r(n), rng(seed) {
+    set_adamw(r, d);
+    std::vector<double> x0(n);
+    for (auto& x : x0) x = N(rng);
+    r.set_master(x0);
+    s64.p = r.master();
+  }
+  void step(const std::vector<double>& g) {
+    const auto used = r.step(g);
+    ref::r64_step(d, s64, used, ++t);
+  }
+};
+
 template <class Config>
 double small_gradient_cosine(double sigma, std::uint64_t seed = 7) {
   const std::int64_t n = 4096;
-  run<Config> r(n);
-  const auto d = adamw_desc(1e-3, 0.9, 0.999, 1e-8, 0.0);
-  set_adamw(r, d);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> N(0.0, 1.0);
-  std::vector<double> x0(n);
-  for (auto& x : x0) x = N(rng);
-  r.set_master(x0);
-  ref::r64_state s64;
-  s64.p = r.master();
-  const auto p0 = s64.p;
+  adamw_beside_r64<Config> a64(n, seed);
+  const auto p0 = a64.s64.p;
   for (int t = 1; t <= 20; ++t) {
     std::vector<double> g(n);
-    for (auto& x : g) x = sigma * N(rng);
-    const auto used = r.step(g);
-    ref::r64_step(d, s64, used, t);
+    for (auto& x : g) x = sigma * a64.N(a64.rng);
+    a64.step(g);
   }
-  const auto x = r.master();
+  const auto x = a64.r.master();
+  const auto& s64 = a64.s64;
   double dot = 0, a = 0, b = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const double u = x[i] - p0[i], w = s64.p[i] - p0[i];
@@ -177,23 +194,16 @@ struct blast_result {
 template <class Config>
 blast_result non_finite_blast(double bad, std::uint64_t seed = 13) {
   const std::int64_t n = 64;
-  run<Config> r(n);
-  const auto d = adamw_desc(1e-3, 0.9, 0.999, 1e-8, 0.0);
-  set_adamw(r, d);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> N(0.0, 1.0);
-  std::vector<double> x0(n);
-  for (auto& x : x0) x = N(rng);
-  r.set_master(x0);
-  ref::r64_state s64;
-  s64.p = r.master();
+  adamw_beside_r64<Config> a64(n, seed);
   for (int t = 1; t <= 10; ++t) {
     std::vector<double> g(n);
-    for (auto& x : g) x = N(rng);
+    for (auto& x : g) x = a64.N(a64.rng);
     if (t == 5) g[3] = bad;
-    const auto used = r.step(g);
-    ref::r64_step(d, s64, used, t);
+    a64.step(g);
   }
+  const auto& r = a64.r;
+  const auto& s64 = a64.s64;
+  const auto& d = a64.d;
   const auto x = r.master();
   blast_result b{0, false, 0.0};
   for (std::int64_t i = 0; i < n; ++i) {
