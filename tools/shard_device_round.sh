@@ -7,7 +7,7 @@
 # GPU test's small cases, and the NCCL example (examples/shard) with both
 # flat layouts: verified bit for bit against an unsharded replica, then
 # timed (step phases, reduce-scatter / all-gather bus bandwidth, 1 GiB
-# collectives as in DESIGN.md section 5). A short table comes last.
+# collectives as in docs/performance-method.md). A short table comes last.
 #
 #   BIN=<folder with the built executables> OUT=<log folder> tools/shard_device_round.sh
 #
@@ -132,6 +132,6 @@ field() { grep -m1 '^RESULT' "$WORK/$1.log" 2> /dev/null | tr ' ' '\n' | grep "^
   done
   echo
   echo "1 GiB alone: reduce-scatter $(field padded rs1g_ms) ms ($(field padded rs1g_busbw) GB/s bus)," \
-    "all-gather $(field padded ag1g_ms) ms ($(field padded ag1g_busbw) GB/s bus); DESIGN.md: 2.07 / 2.01 ms, about 265 GB/s"
+    "all-gather $(field padded ag1g_ms) ms ($(field padded ag1g_busbw) GB/s bus); docs/performance-method.md: 2.07 / 2.01 ms, about 265 GB/s"
 } | tee -a "$summary"
 pack

@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Measures candidate state layouts against the fidelity rules of DESIGN.md
-// §2.3 (TESTING.md C3, C7, C8, C9, C13) and prints the markdown table of
+// Measures candidate state layouts against the fidelity rules of docs/contract.md
+// §4 (docs/test-matrix.md C3, C7, C8, C9, C13) and prints the markdown table of
 // docs/codec-defaults.md:  build/release/bench/core/flashoptim_codec_study
 #include <cmath>
 #include <cstdio>

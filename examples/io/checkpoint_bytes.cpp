@@ -7,7 +7,7 @@
 // prediction of layout::bytes, with save and load times. docs/io.md holds its
 // output.
 //   checkpoint_bytes [gpt11m|llama1b|tiny] [directory=/tmp] [config filter]
-// gpt11m: the 10.9M-parameter byte-level GPT of DESIGN.md section 5 (6 layers
+// gpt11m: a 10.9M-parameter byte-level GPT (6 layers
 // x 384, context 256, vocabulary 256, 76 tensors with biases and norms).
 // llama1b: Llama-3.2-1B's 146 tensors (1.24B parameters; needs ~15 GB disk
 // for the fp32 form and RAM for two copies of the largest file).

@@ -708,7 +708,7 @@ int run_main(const options& opt) {
       rs_ms, busbw(model_bytes, rs_ms), stats_ms, local_ms,
       local_ms > 0 ? 1e-6 * static_cast<double>(local_traffic) / local_ms : 0.0, ag_ms, busbw(model_bytes, ag_ms));
 
-  // ---- the collectives alone: the model's buffer and a 1 GiB one (DESIGN.md section 5)
+  // ---- the collectives alone: the model's buffer and a 1 GiB one (docs/performance-method.md)
   const int iters = 20;
   std::vector<fo::bf16*> grads, params;
   for (auto& s : run.ranks) grads.push_back(s.grad), params.push_back(s.param);
@@ -754,7 +754,7 @@ int run_main(const options& opt) {
     ag_big = time_collective(run, ag, iters);
     std::printf(
         "collectives alone, %.0f MiB buffer: reduce-scatter %.3f ms (bus %.0f GB/s), all-gather %.3f ms "
-        "(bus %.0f GB/s) [DESIGN.md: 1 GiB, 2.07 / 2.01 ms, about 265 GB/s]\n",
+        "(bus %.0f GB/s) [docs/performance-method.md: 1 GiB, 2.07 / 2.01 ms, about 265 GB/s]\n",
         big_bytes / 1048576.0, rs_big, busbw(big_bytes, rs_big), ag_big, busbw(big_bytes, ag_big));
     for (std::size_t r = 0; r < bufs.size(); ++r) {
       CHECK_CALL(cudaSetDevice(run.ranks[r].device));

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The step configurations the parity tests instantiate (TESTING.md C5):
+// The step configurations the parity tests instantiate (docs/test-matrix.md C5):
 // every rule with the flagship layout, every master mode and every state
 // codec with AdamW, and cross combinations. CPU and GPU tests share the list.
 #pragma once

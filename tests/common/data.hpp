@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Test inputs: fresh random values mixed with the cases that break numeric
-// code (DESIGN.md §4): zeros, subnormals, powers of two and the values just
+// code (docs/test-matrix.md): zeros, subnormals, powers of two and the values just
 // below them, huge and tiny magnitudes, and optionally NaN/Inf.
 #pragma once
 

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The fidelity measurements of DESIGN.md §2.3 / TESTING.md C7, C8, C9, C13,
+// The fidelity measurements of docs/contract.md §4 / docs/test-matrix.md C7, C8, C9, C13,
 // as functions of a step configuration, so the tests can assert them and
 // bench/core/codec_study can tabulate them for docs/codec-defaults.md. Each
 // runs the library's CPU step next to R64 on the same gradients.

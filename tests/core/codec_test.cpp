@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// State codecs (TESTING.md C2, C3, C13 at the codec level): bitwise against
+// State codecs (docs/test-matrix.md C2, C3, C13 at the codec level): bitwise against
 // R32's group quantizer, per-element error within the code-step bound (R64),
 // quantize∘dequantize∘quantize idempotent, all-zero groups exact, the scale
 // over the whole fp32 range, and non-finite elements.

@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The fidelity rules of DESIGN.md §2.3 for the default state configuration
-// (TESTING.md C7, C8, C9, C13), and the reference layout's documented
+// The fidelity rules of docs/contract.md §4 for the default state configuration
+// (docs/test-matrix.md C7, C8, C9, C13), and the reference layout's documented
 // failures. Measurements live in tests/common/fidelity.hpp;
 // bench/core/codec_study tabulates them for all candidate layouts.
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C4: fp32 -> bf16 / fp16 / fp8 e4m3 / e5m2 rounding, ties and
+// docs/test-matrix.md C4: fp32 -> bf16 / fp16 / fp8 e4m3 / e5m2 rounding, ties and
 // saturation on all 2^32 inputs against R64: an independent model that lists
 // every finite value of the target format in double and walks the fp32
 // inputs in increasing order, rounding to the nearer neighbour (ties to the

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// layout/: the byte counts against hand counts of DESIGN.md §1 and §5, and
+// layout/: the byte counts against hand counts of docs/contract.md §7, and
 // README.md's table against the generator (so the README cannot drift).
 #include <doctest/doctest.h>
 
@@ -19,7 +19,7 @@ TEST_CASE("layout: byte counts match the paper's accounting") {
   using B = layout::bytes<paper>;
   CHECK(B::resident_per_param(true) == doctest::Approx(7.125));   // 2 + 1 + 1 + 1 + 2 + 2/32 * 2
   CHECK(B::resident_per_param(false) == doctest::Approx(5.125));  // gradient release
-  CHECK(B::moved_per_param == doctest::Approx(12.25));            // DESIGN.md §5: the peer moves 12.25 B
+  CHECK(B::moved_per_param == doctest::Approx(12.25));            // docs/performance-method.md: the peer moves 12.25 B
   using torch32 = step_config<rule::adamw, c::native<float>, float, c::precision::fp32, c::precision::fp32>;
   CHECK(layout::bytes<torch32>::moved_per_param == 28.0);
   CHECK(layout::bytes<torch32>::resident_per_param(true) == 16.0);

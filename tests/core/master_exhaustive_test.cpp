@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C1: the weight split on all 2^32 fp32 bit patterns, for
+// docs/test-matrix.md C1: the weight split on all 2^32 fp32 bit patterns, for
 // ulp_correction<bf16|fp16, int8|int16> and exact_split, against R64:
 // - exact_split: bitwise for every finite value and both infinities, NaN
 //   stays NaN (stored as the canonical NaN);

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C6 (known answers) and C14 (bad inputs) on the CPU path, plus
+// docs/test-matrix.md C6 (known answers) and C14 (bad inputs) on the CPU path, plus
 // the type-erased binding's checks.
 #include <doctest/doctest.h>
 

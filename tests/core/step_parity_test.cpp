@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C5 (CPU) and C16: the library's CPU step equals R32 bit for bit
+// docs/test-matrix.md C5 (CPU) and C16: the library's CPU step equals R32 bit for bit
 // for every rule x master mode x state codec x size x step count in
 // tests/common/configs.hpp; the distance to R64 is reported and bounded.
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 //
 // Drives cpu::step on every instruction set and thread count next to
 // cpu::step_serial on the same bytes, and compares every buffer after every
-// step (TESTING.md C5, C20). Inputs start from random state bytes (sentinel
+// step (docs/test-matrix.md C5, C20). Inputs start from random state bytes (sentinel
 // codes, non-canonical corrections, scales over the whole fp32 range
 // included) and mix the edge cases of testdata::generator with groups whose
 // magnitude runs from 2^-70 to 2^70.

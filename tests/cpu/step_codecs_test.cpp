@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C5 x C20 on the CPU paths, by state codec, including the ones
+// docs/test-matrix.md C5 x C20 on the CPU paths, by state codec, including the ones
 // the vector paths leave to the scalar step (fp8 codes, fp16 stochastic).
 #include "common/configs.hpp"
 #include "cpu/cpu_harness.hpp"

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C5 x C20 on the CPU paths, by master mode and parameter type.
+// docs/test-matrix.md C5 x C20 on the CPU paths, by master mode and parameter type.
 #include "common/configs.hpp"
 #include "cpu/cpu_harness.hpp"
 

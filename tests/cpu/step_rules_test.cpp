@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C5 x C20 on the CPU paths, by rule: cpu::step on every
+// docs/test-matrix.md C5 x C20 on the CPU paths, by rule: cpu::step on every
 // instruction set of this machine and 1, 2, 3, 7 threads equals
 // cpu::step_serial bit for bit after every step.
 #include "common/configs.hpp"

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Device == host over every input (TESTING.md C1/C4 on the GPU): the format
+// Device == host over every input (docs/test-matrix.md C1/C4 on the GPU): the format
 // conversions that use CUDA intrinsics on the device (cvt.rn.bf16, cvt f16,
 // cvt satfinite e4m3/e5m2), the master-weight modes' encode and decode, the
 // kernel's shared-memory tables, and the device computation of step

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Tensors past 2^31 elements (TESTING.md C17): N in {2^31 - 1, 2^31,
+// Tensors past 2^31 elements (docs/test-matrix.md C17): N in {2^31 - 1, 2^31,
 // 2^31 + 1, 2^32 + 33}, one tensor each, two steps on the GPU. Windows at
 // the start, around 2^31 and at the end are stepped on the CPU from the
 // same initial bytes and must match bitwise; sentinel bytes past every

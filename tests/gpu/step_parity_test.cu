@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// GPU == CPU, bit for bit (TESTING.md C5 on the GPU, C16, C20): every
+// GPU == CPU, bit for bit (docs/test-matrix.md C5 on the GPU, C16, C20): every
 // configuration of tests/common/configs.hpp is stepped by the device plan
 // and by cpu::step_serial on identical bytes, and every byte of every
 // buffer (padding sentinels included) is compared after every step.

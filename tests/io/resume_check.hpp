@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// TESTING.md C19, the resume half: run k steps, save, load into fresh
+// docs/test-matrix.md C19, the resume half: run k steps, save, load into fresh
 // buffers (filled with garbage, different hyperparameters), run on; the
 // result must be bit-identical to an uninterrupted run.
 #pragma once
@@ -11,7 +11,7 @@
 namespace io_test {
 
 /// Tensor sizes: a single element, partial groups, a tensor of many groups,
-/// and an empty tensor last in the list (TESTING.md C16).
+/// and an empty tensor last in the list (docs/test-matrix.md C16).
 inline const std::vector<std::int64_t> resume_sizes = {1, 33, 100, 1025, 0};
 
 template <class C>

@@ -3,7 +3,7 @@
 //
 // Optimizer off-load on a GPU (issue 4): for fractions {0, 0.3, 1} (and
 // others), every byte of every tensor after several steps equals the run
-// with everything on the GPU (TESTING.md C5/C21: the off-load pipeline);
+// with everything on the GPU (docs/test-matrix.md C5/C21: the off-load pipeline);
 // bad buffers, fractions and changed tensors are refused with nothing
 // written.
 #include <cuda_runtime.h>

@@ -1,12 +1,12 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// R32 (TESTING.md): a plain scalar model of a step, in fp32, with the
-// library's canonical operation order, written from DESIGN.md's formulas
+// R32 (docs/test-matrix.md): a plain scalar model of a step, in fp32, with the
+// library's canonical operation order, written from docs/contract.md's formulas
 // without the library's templates. It is the bitwise oracle of the CPU and
 // GPU paths. It works on raw byte buffers described at run time, and uses
 // from the library only the fp32 <-> narrow conversions (checked on all 2^32
-// inputs by TESTING.md C4) and the counter-based random bits.
+// inputs by docs/test-matrix.md C4) and the counter-based random bits.
 #pragma once
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// R64 (TESTING.md): the optimizers in double with fp64 master weights and
+// R64 (docs/test-matrix.md): the optimizers in double with fp64 master weights and
 // fp64 states, PyTorch semantics, no quantization. The distance of a
 // compressed trajectory from this is what the fidelity tests report.
 #pragma once

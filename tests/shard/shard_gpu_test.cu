@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Sharded steps on one GPU (TESTING.md C18, GPU side): every rank's shard
+// Sharded steps on one GPU (docs/test-matrix.md C18, GPU side): every rank's shard
 // lives in its own device buffers and is stepped by its own
 // device::step_plan over layout::shard_views, rank after rank, next to
 //   - cpu::step_serial over the same shards on the host (GPU == CPU, any

@@ -5,7 +5,7 @@
 // tensor is owned by exactly one rank; pieces, local offsets and group
 // numbering agree; packed plans are balanced to within half a group at each
 // boundary and group-aligned; padded plans give equal shards; explicit
-// splits (TESTING.md C18) land where asked; bad input is refused.
+// splits (docs/test-matrix.md C18) land where asked; bad input is refused.
 #include <doctest/doctest.h>
 
 #include <algorithm>

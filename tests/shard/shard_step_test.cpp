@@ -3,7 +3,7 @@
 //
 // Sharded steps on the CPU (cpu::step_serial over layout::shard_views),
 // rank after rank, against the unsharded step of the same tensors
-// (TESTING.md C18):
+// (docs/test-matrix.md C18):
 //   - group-aligned plans (packed, padded, R = 1 ... 16), resharded in the
 //     middle of a run: every parameter, correction, code and scale
 //     bit-identical to the unsharded run, padding untouched;

@@ -66,7 +66,7 @@ struct narrow_float_layout {
 /// power-of-two scaling split in two factors, the product with M rounds in
 /// fp32, round_half_away is floor(|s| + 0.5) with the sign restored. A
 /// non-finite e (x is inf/NaN, or x overflows T) stores c = 0.
-/// Properties (TESTING.md C1): |x' - x| <= ULP(lo) / (2M) for every finite x
+/// Properties (docs/test-matrix.md C1): |x' - x| <= ULP(lo) / (2M) for every finite x
 /// whose lo is finite; -0 decodes as +0; x beyond T's range decodes to ±inf.
 template <class T, class C>
 struct ulp_correction {

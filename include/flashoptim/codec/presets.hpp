@@ -32,7 +32,7 @@ using fp32 = plain<float>;
 using bf16 = plain<flashoptim::bf16>;
 using fp16 = plain<flashoptim::fp16>;
 /// 16-bit states with deterministic stochastic rounding: unbiased, so they
-/// follow slow EMA decays that round-to-nearest freezes (TESTING.md C9).
+/// follow slow EMA decays that round-to-nearest freezes (docs/test-matrix.md C9).
 using bf16_sr = plain<flashoptim::bf16, format::rounding::stochastic>;
 using fp16_sr = plain<flashoptim::fp16, format::rounding::stochastic>;
 /// fp8 states: e4m3 codes in groups of 32 with an fp32 scale; the second
