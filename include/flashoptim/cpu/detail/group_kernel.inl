@@ -113,6 +113,9 @@ struct velem<std::uint16_t> {
 // One vector at a time. decode(param, aux) -> x, keeping the raw bytes;
 // encode(before, after) -> the bytes to store: the new encoding of every lane
 // whose fp32 value changed, the old bytes of the others (master_update).
+// They select on equality (ops::select_eqi: old bytes where the bits are
+// equal), never on a complemented mask, which GCC 12 miscompiles when the
+// program is built for AVX-512 (simd_avx2.hpp).
 
 template <class Master>
 struct vmaster;
@@ -127,7 +130,7 @@ struct vmaster<codec::native<T>> {
     return velem<T>::value(r.p);
   }
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi&) {
-    p = ops::selecti(ops::neqi(ops::as_i(before), ops::as_i(after)), velem<T>::from_float(after), r.p);
+    p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
   }
   FLASHOPTIM_CPU_FN static void store(T* p, none_t*, vi bits_p, vi) { velem<T>::store(p, bits_p); }
 };
@@ -143,9 +146,8 @@ struct vmaster<codec::fp32_master<T>> {
     return ops::as_f(r.a);
   }
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
-    const vm changed = ops::neqi(ops::as_i(before), ops::as_i(after));
-    a = ops::selecti(changed, ops::as_i(after), r.a);
-    p = ops::selecti(changed, velem<T>::from_float(after), r.p);
+    a = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.a, ops::as_i(after));
+    p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
   }
   FLASHOPTIM_CPU_FN static void store(T* p, float* a, vi bits_p, vi bits_a) {
     velem<T>::store(p, bits_p);
@@ -210,10 +212,9 @@ struct vmaster<codec::ulp_correction<T, C>> {
     return ops::to_int(ops::add(s, ops::copysign(ops::set1(0.5f), s)));
   }
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
-    const vm changed = ops::neqi(ops::as_i(before), ops::as_i(after));
     const vi lo = velem<T>::from_float(after);
-    p = ops::selecti(changed, lo, r.p);
-    a = ops::selecti(changed, correction(after, lo), r.a);
+    p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, lo);
+    a = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.a, correction(after, lo));
   }
   FLASHOPTIM_CPU_FN static void store(T* p, C* a, vi bits_p, vi bits_a) {
     velem<T>::store(p, bits_p);
@@ -235,11 +236,10 @@ struct vmaster<codec::exact_split> {
   }
   /// For non-NaN x (the NaN rule is the scalar path's).
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
-    const vm changed = ops::neqi(ops::as_i(before), ops::as_i(after));
     const vi u = ops::as_i(after);
     const vi lo = ops::andi(u, ops::set1i(0xffff));
-    p = ops::selecti(changed, ops::addi(ops::srli<16>(u), ops::srli<15>(lo)), r.p);
-    a = ops::selecti(changed, lo, r.a);
+    p = ops::select_eqi(ops::as_i(before), u, r.p, ops::addi(ops::srli<16>(u), ops::srli<15>(lo)));
+    a = ops::select_eqi(ops::as_i(before), u, r.a, lo);
   }
   FLASHOPTIM_CPU_FN static void store(bf16* p, std::uint16_t* a, vi bits_p, vi bits_a) {
     ops::store_16(p, bits_p);
@@ -513,7 +513,7 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
     } else {
       const vreciprocal r = make_reciprocal(used);
       // t * 1 is t: a block with any pre != 1 multiplies all its groups
-      return {r.pre, r.factor, ops::any(ops::neqi(ops::as_i(r.pre), ops::as_i(ops::set1(1.0f))))};
+      return {r.pre, r.factor, ops::any_neqi(ops::as_i(r.pre), ops::as_i(ops::set1(1.0f)))};
     }
   }
   FLASHOPTIM_CPU_FN static norm norm_of(const norm& n, int g) {

@@ -107,11 +107,21 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vi mini(vi a, vi b) { return _mm256_min_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi maxi(vi a, vi b) { return _mm256_max_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vm eqi(vi a, vi b) { return _mm256_cmpeq_epi32(a, b); }
-  FLASHOPTIM_CPU_AVX2_FN static vm neqi(vi a, vi b) {
-    return _mm256_xor_si256(_mm256_cmpeq_epi32(a, b), _mm256_set1_epi32(-1));
-  }
   FLASHOPTIM_CPU_AVX2_FN static vm gti(vi a, vi b) { return _mm256_cmpgt_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi selecti(vm m, vi if_set, vi if_clear) { return _mm256_blendv_epi8(if_clear, if_set, m); }
+  // There is no "not equal" mask on purpose: GCC 12, compiling this code in a
+  // translation unit built with -mavx512vl -mavx512bw (-march=x86-64-v4 or
+  // native), folds blendv(c, s, cmpeq ^ all-ones) into blendv(c, s, cmpeq),
+  // dropping the complement (a select of unchanged bytes then never takes
+  // the new ones). Equality selects and tests take the plain compare.
+  /// if_equal where a == b, else if_different.
+  FLASHOPTIM_CPU_AVX2_FN static vi select_eqi(vi a, vi b, vi if_equal, vi if_different) {
+    return _mm256_blendv_epi8(if_different, if_equal, _mm256_cmpeq_epi32(a, b));
+  }
+  /// Whether any lane of a differs from b's.
+  FLASHOPTIM_CPU_AVX2_FN static bool any_neqi(vi a, vi b) {
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi32(a, b)) != -1;
+  }
   FLASHOPTIM_CPU_AVX2_FN static vf to_float(vi a) { return _mm256_cvtepi32_ps(a); }
   FLASHOPTIM_CPU_AVX2_FN static vi to_int(vf a) { return _mm256_cvttps_epi32(a); }
   FLASHOPTIM_CPU_AVX2_FN static vi floor_to_int(vf a) { return _mm256_cvttps_epi32(floor(a)); }
