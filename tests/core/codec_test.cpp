@@ -10,6 +10,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "common/data.hpp"
@@ -302,6 +305,85 @@ TEST_CASE("bulk functions reject bad arguments and write nothing") {
   CHECK(c::split<c::ulp_correction<bf16, std::int8_t>>(nullptr, 4, p.data(), corr.data()).code() == status_code::null_pointer);
   CHECK(corr[0] == 9);
   CHECK(c::split<c::ulp_correction<bf16, std::int8_t>>(nullptr, 0, nullptr, nullptr).ok());
+}
+
+namespace {
+bool names(const flashoptim::status& s, const char* a, const char* b) {
+  const std::string m = s.message();
+  return m.find(a) != std::string::npos && m.find(b) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("bulk functions refuse overlapping buffers, naming both, and write nothing") {
+  using M = c::ulp_correction<bf16, std::int8_t>;
+  using Q = c::defaults::momentum;
+  // one arena: every buffer below is carved from it, so overlaps are real
+  std::vector<std::uint32_t> arena(256, 0x5a5a5a5au);
+  auto* bytes = reinterpret_cast<unsigned char*>(arena.data());
+  auto* f32 = reinterpret_cast<float*>(bytes);
+  auto* b16 = reinterpret_cast<bf16*>(bytes);
+  auto* i8 = reinterpret_cast<std::int8_t*>(bytes);
+  for (int i = 0; i < 64; ++i) f32[i] = 0.25f * static_cast<float>(i);
+  const std::vector<std::uint32_t> filled = arena;
+
+  flashoptim::status s = c::split<M>(f32, 64, b16 + 64, i8 + 8);  // param inside x, correction too
+  CHECK(s.code() == status_code::aliasing);
+  CHECK(names(s, "fp32 input", "param"));
+  CHECK(std::string(s.message()).find("codec::split") != std::string::npos);
+  s = c::split<M>(f32, 16, b16 + 64, i8 + 140);  // x alone; param [128, 160) and correction [140, 156)
+  CHECK(s.code() == status_code::aliasing);
+  CHECK(names(s, "param", "correction"));
+  s = c::reconstruct<M>(b16 + 64, i8 + 200, 32, f32 + 40);  // output [160, 288) over param [128, 192)
+  CHECK(s.code() == status_code::aliasing);
+  CHECK(names(s, "param", "fp32 output"));
+  s = c::quantize<Q>(f32, 64, i8 + 200, reinterpret_cast<float*>(bytes + 256));  // codes inside x
+  CHECK(s.code() == status_code::aliasing);
+  CHECK(names(s, "fp32 input", "codes"));
+  s = c::quantize<Q>(f32, 40, i8 + 300, reinterpret_cast<float*>(bytes + 332));  // scales [332, 340) in codes
+  CHECK(s.code() == status_code::aliasing);
+  CHECK(names(s, "codes", "scales"));
+  s = c::dequantize<Q>(i8 + 300, reinterpret_cast<float*>(bytes + 400), 40, reinterpret_cast<float*>(bytes + 240));
+  CHECK(s.code() == status_code::aliasing);  // output [240, 400) over codes [300, 340)
+  CHECK(names(s, "codes", "fp32 output"));
+  s = c::dequantize<Q>(i8 + 300, reinterpret_cast<float*>(bytes + 400), 40, reinterpret_cast<float*>(bytes + 344));
+  CHECK(s.code() == status_code::aliasing);  // output [344, 504) over scales [400, 408)
+  CHECK(names(s, "scales", "fp32 output"));
+  CHECK(arena == filled);
+
+  // adjacent buffers, and buffers that are only read sharing bytes, are fine
+  CHECK(c::split<M>(f32, 16, b16 + 32, i8 + 96).ok());  // x [0, 64), param [64, 96), correction [96, 112)
+  CHECK(c::reconstruct<M>(b16 + 32, i8 + 96, 16, f32 + 28).ok());  // reads [64, 112), writes [112, 176)
+  for (int i = 0; i < 16; ++i) CHECK(f32[28 + i] == 0.25f * static_cast<float>(i));
+}
+
+TEST_CASE("bulk functions refuse counts whose byte extents overflow, before any arithmetic") {
+  using Q = c::defaults::momentum;
+  std::vector<float> x(64, 1.0f), out(64, 5.0f);
+  std::vector<std::int8_t> codes(64, 7);
+  std::vector<float> scales(2, 3.0f);
+  const std::int64_t top = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t n : {top, top - 30, top / 4 + 1, static_cast<std::int64_t>(SIZE_MAX / 4 / 4),
+                         static_cast<std::int64_t>(SIZE_MAX / 8), flashoptim::max_elements + 1}) {
+    INFO("n = ", n);
+    flashoptim::status s = c::quantize<Q>(x.data(), n, codes.data(), scales.data());
+    CHECK(s.code() == status_code::invalid_argument);
+    CHECK(std::string(s.message()).find("2^56") != std::string::npos);
+    s = c::dequantize<Q>(codes.data(), scales.data(), n, out.data());
+    CHECK(s.code() == status_code::invalid_argument);
+    CHECK(std::string(s.message()).find("2^56") != std::string::npos);
+    s = c::split<c::ulp_correction<bf16, std::int8_t>>(x.data(), n, reinterpret_cast<bf16*>(out.data()), codes.data());
+    CHECK(s.code() == status_code::invalid_argument);
+    s = c::reconstruct<c::ulp_correction<bf16, std::int8_t>>(reinterpret_cast<bf16*>(x.data()), codes.data(), n, out.data());
+    CHECK(s.code() == status_code::invalid_argument);
+  }
+  // in range, but the buffer would end past the top of the address space
+  auto* high = reinterpret_cast<float*>((UINTPTR_MAX - 64) & ~std::uintptr_t{15});
+  const flashoptim::status s = c::dequantize<Q>(codes.data(), scales.data(), 64, high);
+  CHECK(s.code() == status_code::invalid_argument);
+  CHECK(std::string(s.message()).find("address space") != std::string::npos);
+  CHECK(codes[0] == 7);
+  CHECK(scales[0] == 3.0f);
+  CHECK(out[0] == 5.0f);
 }
 
 namespace {

@@ -3,9 +3,13 @@
 //
 // cpu::step beyond parity: the vector paths really run (the scalar step takes
 // only what it must), the instruction set query, the checks that write
-// nothing (C14, C11), denormal modes (C21) and thread-count edge cases.
+// nothing (C14, C11), denormal modes (C21), thread-count edge cases and
+// bounds, and sizes whose byte counts would overflow.
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "common/configs.hpp"
 #include "cpu/cpu_harness.hpp"
@@ -344,3 +348,91 @@ TEST_CASE("C21: FTZ/DAZ on and off") {
   check_denormal_modes<lion_default>("lion");
 }
 #endif
+
+TEST_CASE("threads: counts above cpu::max_threads() are refused before anything is written") {
+  using C = fixture::C;
+  const int bound = flashoptim::cpu::max_threads();
+  CHECK(bound >= flashoptim::cpu::min_thread_bound);
+#if defined(_OPENMP)
+  CHECK(bound <= omp_get_thread_limit());
+  CHECK(bound >= std::min(omp_get_thread_limit(), flashoptim::cpu::threads_per_processor_bound * omp_get_num_procs()));
+#endif
+  fixture f;
+  const fixture before = f;
+  auto h = lr_hyper<C>();
+  flashoptim::tensor_ref<C> list[2] = {ref::view<C>(f.t[0]), ref::view<C>(f.t[1])};
+  flashoptim::step_args a;
+  flashoptim::cpu::step_options o;
+  o.min_groups_per_thread = 1;
+  // 60000 ended the process inside libgomp ("Thread creation failed") and
+  // 100000 crashed, before the bound
+  for (int threads : {bound + 1, 60000, 100000, std::numeric_limits<int>::max()}) {
+    o.threads = threads;
+    const flashoptim::status s = flashoptim::cpu::step<C>(h, a, list, 2, o);
+    INFO("threads ", threads, ": ", std::string(s.what()));
+    CHECK(s.code() == flashoptim::status_code::invalid_argument);
+    CHECK(std::string(s.message()).find("max_threads") != std::string::npos);
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::string where;
+    INFO("tensor ", i, ": ", where);
+    CHECK(harness::same_bytes(f.t[i], before.t[i], where));
+  }
+  // the bound itself is a valid request (at most one thread per group runs)
+  o.threads = bound;
+  fixture g;
+  flashoptim::tensor_ref<C> lg[2] = {ref::view<C>(g.t[0]), ref::view<C>(g.t[1])};
+  REQUIRE(flashoptim::cpu::step<C>(h, a, list, 2, o).ok());
+  REQUIRE(flashoptim::cpu::step_serial<C>(h, a, lg, 2).ok());
+  for (int i = 0; i < 2; ++i) {
+    std::string where;
+    INFO("tensor ", i, ": ", where);
+    CHECK(harness::same_bytes(f.t[i], g.t[i], where));
+  }
+}
+
+TEST_CASE("sizes whose counts overflow are refused with a size error, before any arithmetic overflows") {
+  using C = fixture::C;
+  fixture f;
+  const fixture before = f;
+  auto h = lr_hyper<C>();
+  flashoptim::step_args a;
+  flashoptim::cpu::step_options o;
+  const std::int64_t top = std::numeric_limits<std::int64_t>::max();
+  // INT64_MAX - 30 made (n + 31) / 32 overflow (UBSan) and was then refused
+  // as "correction and grad overlap"
+  for (std::int64_t n : {top, top - 30, top - 31, top / 2 + 1, top / 4, top / 8,
+                         static_cast<std::int64_t>(SIZE_MAX / 8), static_cast<std::int64_t>(SIZE_MAX / 16),
+                         flashoptim::max_elements + 1}) {
+    flashoptim::tensor_ref<C> list[2] = {ref::view<C>(f.t[0]), ref::view<C>(f.t[1])};
+    list[1].size = n;
+    for (int k = 0; k < 3; ++k) {
+      const flashoptim::status s = k == 0   ? flashoptim::cpu::step<C>(h, a, list, 2, o)
+                                   : k == 1 ? flashoptim::cpu::step_serial<C>(h, a, list, 2)
+                                            : flashoptim::validate_tensor(1, list[1]);
+      INFO("n = ", n, " entry ", k, ": ", std::string(s.what()));
+      CHECK(s.code() == flashoptim::status_code::invalid_argument);
+      CHECK(std::string(s.message()).find("2^56") != std::string::npos);
+      CHECK(std::string(s.message()).find("overlap") == std::string::npos);
+    }
+  }
+  // a size in range whose buffer would end past the top of the address space
+  {
+    flashoptim::tensor_ref<C> list[2] = {ref::view<C>(f.t[0]), ref::view<C>(f.t[1])};
+    list[1].grad = reinterpret_cast<const C::grad_type*>((UINTPTR_MAX - 64) & ~std::uintptr_t{15});
+    const flashoptim::status s = flashoptim::cpu::step<C>(h, a, list, 2, o);
+    INFO(std::string(s.what()));
+    CHECK(s.code() == flashoptim::status_code::invalid_argument);
+    CHECK(std::string(s.message()).find("grad") != std::string::npos);
+    CHECK(std::string(s.message()).find("address space") != std::string::npos);
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::string where;
+    INFO("tensor ", i, ": ", where);
+    CHECK(harness::same_bytes(f.t[i], before.t[i], where));
+  }
+  // the scale count itself never overflows
+  CHECK(flashoptim::codec::scale_count<C::state0>(top) == (top - 1) / 32 + 1);
+  CHECK(flashoptim::codec::scale_count<C::state0>(0) == 0);
+  CHECK(flashoptim::codec::scale_count<C::state0>(33) == 2);
+}

@@ -154,10 +154,13 @@ struct is_grouped : std::false_type {};
 template <class Code, class Compander, class Scale, code_rounding R>
 struct is_grouped<grouped<Code, Compander, Scale, R>> : std::true_type {};
 
-/// Number of scale entries a tensor of n elements needs under codec C.
+/// Number of scale entries a tensor of n elements needs under codec C (0
+/// for n <= 0). Rounds up without forming n + group_size - 1, which
+/// overflows for n near INT64_MAX: the checks that refuse such sizes call
+/// this before they know n is in range.
 template <class C>
 FLASHOPTIM_HOST_DEVICE constexpr std::int64_t scale_count(std::int64_t n) {
-  return std::is_same<typename C::scale_type, none_t>::value ? 0 : (n + C::group_size - 1) / C::group_size;
+  return std::is_same<typename C::scale_type, none_t>::value || n <= 0 ? 0 : (n - 1) / C::group_size + 1;
 }
 
 }  // namespace flashoptim::codec

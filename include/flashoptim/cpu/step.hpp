@@ -14,6 +14,7 @@
 // threads. Without OpenMP (no -fopenmp) the step runs on the calling thread.
 #pragma once
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,8 @@ namespace flashoptim::cpu {
 
 struct step_options {
   /// Threads to use: 0 takes OpenMP's default team size (OMP_NUM_THREADS or
-  /// the core count), 1 steps on the calling thread.
+  /// the core count, capped at cpu::max_threads()), 1 steps on the calling
+  /// thread. More than cpu::max_threads() is an invalid_argument error.
   int threads = 0;
   /// automatic picks the widest available; others force that path (an
   /// unavailable one is a not_supported error).
@@ -47,6 +49,30 @@ struct step_options {
   /// Smallest number of groups of 32 worth a thread (tuning/cpu.hpp).
   std::int64_t min_groups_per_thread = tuning::cpu::min_groups_per_thread;
 };
+
+/// Smallest bound cpu::max_threads() gives, whatever the processor count.
+inline constexpr int min_thread_bound = 256;
+/// Threads per processor cpu::max_threads() allows above that floor.
+inline constexpr int threads_per_processor_bound = 16;
+
+/// The most threads step_options::threads may request: OpenMP's thread limit
+/// (OMP_THREAD_LIMIT), and no more than max(256, 16 x the processors OpenMP
+/// sees). Threads beyond the cores only wait for them, and a request of tens
+/// of thousands would end the process inside the OpenMP runtime (libgomp
+/// aborts when it cannot create them) instead of failing the call. Without
+/// OpenMP the step runs on the calling thread and the bound is 256.
+inline int max_threads() {
+#if defined(_OPENMP)
+  const long procs = omp_get_num_procs();
+  long bound = threads_per_processor_bound * (procs > 0 ? procs : 1);
+  if (bound < min_thread_bound) bound = min_thread_bound;
+  const int limit = omp_get_thread_limit();
+  if (limit > 0 && limit < bound) bound = limit;
+  return static_cast<int>(bound);
+#else
+  return min_thread_bound;
+#endif
+}
 
 inline namespace FLASHOPTIM_CPU_PATHS {
 
@@ -90,10 +116,17 @@ groups_fn<Config> select_groups_fn(isa path) {
   return &portable_groups<Config>;
 }
 
+/// Groups of a tensor of n elements, n in [0, max_elements] (validate_tensor
+/// refuses the others before this runs).
 inline std::int64_t group_count(std::int64_t n) { return (n + tile_elements - 1) / tile_elements; }
 
 inline status validate_options(const step_options& o) {
   if (o.threads < 0) return status(status_code::invalid_argument, "cpu::step: threads = %d is negative", o.threads);
+  if (o.threads > max_threads())
+    return status(status_code::invalid_argument,
+                  "cpu::step: threads = %d is above cpu::max_threads() = %d (OMP_THREAD_LIMIT, and at most "
+                  "max(256, 16 x the processor count))",
+                  o.threads, max_threads());
   if (o.min_groups_per_thread < 1)
     return status(status_code::invalid_argument, "cpu::step: min_groups_per_thread = %" PRId64 " must be >= 1",
                   o.min_groups_per_thread);
@@ -166,7 +199,9 @@ status step(const typename Config::hyper& h, const step_args& a, const tensor_re
   };
 
 #if defined(_OPENMP)
-  int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // the default team (OMP_NUM_THREADS) is capped, not refused: it is the
+  // environment's setting, not this call's argument
+  int threads = options.threads > 0 ? options.threads : std::min(omp_get_max_threads(), max_threads());
   const std::int64_t useful = total / options.min_groups_per_thread;
   if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
   if (threads > 1) {

@@ -5,6 +5,8 @@
 // views (bindings, checkpoints) and metadata.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "flashoptim/format/types.hpp"
@@ -68,5 +70,22 @@ inline constexpr dtype dtype_v = dtype_of<T>::value;
 /// Bytes of storage per element; 0 for `none_t` (an absent slot).
 template <class T>
 inline constexpr std::size_t storage_bytes = std::is_same<T, none_t>::value ? 0 : sizeof(T);
+
+/// The most elements one tensor or array may have at any entry point: 2^56.
+/// Every count derived from it (bytes at up to 8 per element, group counts,
+/// sizes padded to a group, sums of the buffers of a tensor) fits int64_t
+/// with room, so the checks that refuse larger sizes run before any of that
+/// arithmetic can overflow; no machine holds 2^56 elements of even a byte.
+inline constexpr std::int64_t max_elements = std::int64_t{1} << 56;
+
+namespace detail {
+/// Whether `count` elements of `bytes` each from address `p` fit below the
+/// top of the address space (count in [0, max_elements], bytes <= 8, so the
+/// product cannot overflow).
+inline bool within_address_space(const void* p, std::int64_t count, std::size_t bytes) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  return static_cast<std::uintptr_t>(count) * bytes <= UINTPTR_MAX - addr;
+}
+}  // namespace detail
 
 }  // namespace flashoptim

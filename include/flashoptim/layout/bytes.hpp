@@ -22,7 +22,8 @@ struct state_bytes {
   static constexpr std::size_t scale = storage_bytes<typename Codec::scale_type>;
   /// Bytes per element, scales amortized over full groups.
   static constexpr double per_element = static_cast<double>(code) + static_cast<double>(scale) / Codec::group_size;
-  /// Exact bytes for a tensor of n elements (a partial last group has a full scale).
+  /// Exact bytes for a tensor of n elements (a partial last group has a full
+  /// scale); n in [0, max_elements], where no product overflows.
   static constexpr std::int64_t for_size(std::int64_t n) {
     return n * static_cast<std::int64_t>(code) + codec::scale_count<Codec>(n) * static_cast<std::int64_t>(scale);
   }

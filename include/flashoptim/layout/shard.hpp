@@ -213,7 +213,7 @@ class shard_plan {
     offsets_.resize(count);
     unsharded_groups_.resize(count + 1);
     std::int64_t at = 0, total = 0, groups = 0;
-    constexpr std::int64_t limit = std::int64_t{1} << 56;  // room for padding and products below
+    constexpr std::int64_t limit = max_elements;  // 2^56: room for padding and products below
     for (std::size_t i = 0; i < count; ++i) {
       if (sizes_[i] < 0)
         return status(status_code::size_mismatch, "tensor %zu has negative size %" PRId64, i, sizes_[i]);

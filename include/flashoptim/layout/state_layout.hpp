@@ -28,6 +28,8 @@ struct state_layout {
 
   static constexpr std::int64_t round_up(std::int64_t x) { return (x + alignment - 1) / alignment * alignment; }
 
+  /// For n in [0, max_elements], the sizes validate_tensor accepts: every
+  /// byte count and offset below then fits int64_t.
   static state_layout for_size(std::int64_t n) {
     return for_counts(n, codec::scale_count<typename Config::state0>(n) > codec::scale_count<typename Config::state1>(n)
                              ? codec::scale_count<typename Config::state0>(n)

@@ -55,6 +55,10 @@ template <class T>
 status check_buffer(std::size_t index, const char* name, const T* p, std::int64_t count, buffer_span& span,
                      bool written) {
   span = {name, 0, 0, written};
+  if (count < 0 || count > max_elements)  // before any byte count is formed
+    return status(status_code::invalid_argument,
+                  "tensor %zu: %s has %" PRId64 " elements, outside [0, 2^56] (flashoptim::max_elements)", index, name,
+                  count);
   if (storage_bytes<T> == 0 || count == 0) return status();
   if (p == nullptr)
     return status(status_code::null_pointer, "tensor %zu: %s is null for %" PRId64 " elements", index, name, count);
@@ -62,18 +66,29 @@ status check_buffer(std::size_t index, const char* name, const T* p, std::int64_
   if (addr % alignof(T) != 0)
     return status(status_code::misaligned, "tensor %zu: %s at %p is not aligned to its %zu-byte %s elements", index,
                   name, static_cast<const void*>(p), alignof(T), to_string(dtype_v<T>));
+  if (!::flashoptim::detail::within_address_space(p, count, sizeof(T)))
+    return status(status_code::invalid_argument,
+                  "tensor %zu: %s at %p with %" PRId64 " %zu-byte elements runs past the end of the address space",
+                  index, name, static_cast<const void*>(p), count, sizeof(T));
   span = {name, addr, addr + static_cast<std::uintptr_t>(count) * sizeof(T), written};
   return status();
 }
 }  // namespace detail
 
-/// Checks one tensor's view: sizes, null pointers, alignment to the element
-/// types, and that no two buffers overlap where one of them is written.
+/// Checks one tensor's view: sizes (at most max_elements, every buffer
+/// ending below the top of the address space), null pointers, alignment to
+/// the element types, and that no two buffers overlap where one of them is
+/// written.
 /// `with_grad = false` skips the gradient (checkpoint I/O never touches it).
 template <class Config>
 status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with_grad = true) {
   using C = Config;
   if (t.size < 0) return status(status_code::size_mismatch, "tensor %zu: negative size %" PRId64, index, t.size);
+  // scale counts and byte extents below are formed only for sizes in range
+  if (t.size > max_elements)
+    return status(status_code::invalid_argument,
+                  "tensor %zu: size %" PRId64 " is above the largest supported, 2^56 elements (flashoptim::max_elements)",
+                  index, t.size);
   const std::int64_t n = t.size;
   detail::buffer_span spans[7];
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "param", t.param, n, spans[0], true));
