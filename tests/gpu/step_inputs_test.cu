@@ -3,7 +3,8 @@
 //
 // The launch API around the kernel: skip (C11), device inputs and graph
 // capture, gradient unscale with skip-on-overflow (C12), gradient
-// statistics, bad inputs (C14) and misaligned buffers (C15).
+// statistics, bad inputs (C14), misaligned buffers (C15) and memory the
+// device cannot read (C24).
 #include <cmath>
 
 #include "common/configs.hpp"
@@ -329,6 +330,90 @@ TEST_CASE("bad inputs are refused before anything is written (C14)") {
   d.grad.count = r.size;
   STATUS_OK(p.build(&d, 1));
   f.check_same("after refused builds");
+}
+
+TEST_CASE("buffers the device cannot read are refused at build; the context survives (C24)") {
+  fixture f({1025, 300});
+  f.warm_up(1);
+  const auto refs = f.ts.refs(true);
+  device::step_plan<C> p;
+  auto refused = [&](std::vector<tensor_ref<C>> list, const char* needle) {
+    const status s = p.build(list.data(), list.size());
+    CHECK_MESSAGE(s.code() == status_code::invalid_argument, s.what());
+    CHECK_MESSAGE(std::strstr(s.message(), needle) != nullptr, s.what());
+    CHECK(!p.built());
+  };
+  using R = tensor_ref<C>;
+  // Pageable host memory (std::vector) in any slot, first or second tensor.
+  std::vector<unsigned char> pageable(64 * 1024, 0);
+  auto l = refs;
+  l[0].param = reinterpret_cast<R::param_type*>(pageable.data());
+  refused(l, "pageable");
+  l = refs;
+  l[1].grad = reinterpret_cast<const R::grad_type*>(pageable.data());
+  refused(l, "tensor 1: grad");
+  l = refs;
+  l[1].scale1 = reinterpret_cast<R::scale1_type*>(pageable.data());
+  refused(l, "state1 scales");
+  // Pinned host memory: stepping it across PCIe is what offload_plan is for.
+  void* pinned = nullptr;
+  GPU_CHECK(cudaHostAlloc(&pinned, 64 * 1024, cudaHostAllocMapped));
+  l = refs;
+  l[0].code0 = static_cast<R::code0_type*>(pinned);
+  refused(l, "pinned host memory");
+  GPU_CHECK(cudaFreeHost(pinned));
+  // Freed device memory.
+  void* freed = nullptr;
+  GPU_CHECK(cudaMalloc(&freed, 64 * 1024));
+  GPU_CHECK(cudaFree(freed));
+  l = refs;
+  l[0].aux = static_cast<R::aux_type*>(freed);
+  refused(l, "tensor 0: correction");
+  // The same plan object then accepts the unmodified list.
+  STATUS_OK(p.build(refs.data(), refs.size()));
+
+  // The context survived: the original plan still steps like the CPU.
+  f.ts.fill_grads(f.gen);
+  f.ts.upload(s_grad);
+  step_args a;
+  a.step = 2;
+  STATUS_OK(cpu_step(f.ts, adam_hyper(), a));
+  STATUS_OK(f.plan.step_async(adam_hyper(), a, nullptr));
+  GPU_CHECK(cudaDeviceSynchronize());
+  f.check_same("after refused builds");
+
+  // Managed memory is accepted by design and steps like device memory.
+  void* managed = nullptr;
+  GPU_CHECK(cudaMallocManaged(&managed, f.ts.dev[s_param].bytes));
+  GPU_CHECK(cudaMemcpy(managed, f.ts.dev[s_param].ptr, f.ts.dev[s_param].bytes, cudaMemcpyDefault));
+  GPU_CHECK(cudaFree(f.ts.dev[s_param].ptr));
+  f.ts.dev[s_param].ptr = static_cast<unsigned char*>(managed);  // freed by device_bytes (cudaFree takes managed)
+  const auto managed_refs = f.ts.refs(true);
+  device::step_plan<C> pm;
+  STATUS_OK(pm.build(managed_refs.data(), managed_refs.size()));
+  f.ts.fill_grads(f.gen);
+  f.ts.upload(s_grad);
+  a.step = 3;
+  STATUS_OK(cpu_step(f.ts, adam_hyper(), a));
+  STATUS_OK(pm.step_async(adam_hyper(), a, nullptr));
+  GPU_CHECK(cudaDeviceSynchronize());
+  f.check_same("managed parameters");
+
+  // Another GPU's memory, where there is one.
+  int devices = 0;
+  GPU_CHECK(cudaGetDeviceCount(&devices));
+  if (devices > 1) {
+    int current = 0;
+    GPU_CHECK(cudaGetDevice(&current));
+    void* other = nullptr;
+    GPU_CHECK(cudaSetDevice(current == 0 ? 1 : 0));
+    GPU_CHECK(cudaMalloc(&other, 64 * 1024));
+    GPU_CHECK(cudaSetDevice(current));
+    l = refs;
+    l[0].code1 = static_cast<R::code1_type*>(other);
+    refused(l, "memory of device");
+    GPU_CHECK(cudaFree(other));
+  }
 }
 
 TEST_CASE("misaligned buffers: bitwise the aligned result, or a clear error (C15)") {

@@ -44,29 +44,6 @@ struct offload_options {
 
 namespace detail {
 
-/// Whether [p, p + bytes) is pinned host memory (device = false) or device
-/// memory (device = true), checked at both ends.
-inline status check_memory_kind(std::size_t tensor, const char* name, const void* p, std::size_t bytes, bool device) {
-  if (p == nullptr || bytes == 0) return status();
-  const void* ends[2] = {p, static_cast<const char*>(p) + (bytes - 1)};
-  for (const void* q : ends) {
-    cudaPointerAttributes a{};
-    const cudaError_t e = cudaPointerGetAttributes(&a, q);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return cuda_status(e, "cudaPointerGetAttributes");
-    }
-    if (device && a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
-      return status(status_code::invalid_argument, "tensor %zu: %s at %p is not device memory", tensor, name, q);
-    if (!device && a.type != cudaMemoryTypeHost)
-      return status(status_code::invalid_argument,
-                    "tensor %zu: %s at %p is not pinned host memory (allocate it with cudaHostAlloc or register it "
-                    "with cudaHostRegister)",
-                    tensor, name, q);
-  }
-  return status();
-}
-
 struct offload_chunk {
   std::size_t tensor;
   std::int64_t begin;
@@ -123,6 +100,8 @@ class offload_plan {
     if (count > k) FLASHOPTIM_RETURN_IF_ERROR(gpu.build(device_views + k, count - k));
     // the off-loaded part: device parameters and gradients, host buffers
     std::vector<tensor_ref<Config>> host(host_views, host_views + k);
+    int dev = 0;
+    if (k > 0) FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     for (std::size_t i = 0; i < k; ++i) {
       const tensor_ref<Config>& d = device_views[i];
       tensor_ref<Config>& h = host[i];
@@ -137,8 +116,8 @@ class offload_plan {
       FLASHOPTIM_RETURN_IF_ERROR(::flashoptim::detail::check_buffer(i, "param", d.param, d.size, span, true));
       FLASHOPTIM_RETURN_IF_ERROR(::flashoptim::detail::check_buffer(i, "grad", d.grad, d.size, span, false));
       const auto n = static_cast<std::size_t>(d.size);
-      FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "device param", d.param, n * sizeof(param_type), true));
-      FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "device grad", d.grad, n * sizeof(grad_type), true));
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "device param", d.param, n * sizeof(param_type), memory_need::device, dev));
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "device grad", d.grad, n * sizeof(grad_type), memory_need::device, dev));
     }
     FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(host.data(), k, /*with_grad=*/false));
     for (std::size_t i = 0; i < k; ++i) FLASHOPTIM_RETURN_IF_ERROR(check_host_buffers(i, host[i]));
@@ -268,21 +247,21 @@ class offload_plan {
   static status check_host_buffers(std::size_t i, const tensor_ref<Config>& h) {
     using C = Config;
     const auto n = static_cast<std::size_t>(h.size);
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host param", h.param, n * sizeof(param_type), false));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host correction", h.aux,
-                                                         n * storage_bytes<typename C::aux_type>, false));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host state0", h.code0,
-                                                         n * storage_bytes<typename C::state0::code_type>, false));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host param", h.param, n * sizeof(param_type), memory_need::pinned_host, -1));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host correction", h.aux,
+                                                         n * storage_bytes<typename C::aux_type>, memory_need::pinned_host, -1));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host state0", h.code0,
+                                                         n * storage_bytes<typename C::state0::code_type>, memory_need::pinned_host, -1));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(
         i, "host state0 scales", h.scale0,
         static_cast<std::size_t>(codec::scale_count<typename C::state0>(h.size)) * storage_bytes<typename C::state0::scale_type>,
-        false));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_memory_kind(i, "host state1", h.code1,
-                                                         n * storage_bytes<typename C::state1::code_type>, false));
-    return detail::check_memory_kind(
+        memory_need::pinned_host, -1));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host state1", h.code1,
+                                                         n * storage_bytes<typename C::state1::code_type>, memory_need::pinned_host, -1));
+    return check_memory_kind(
         i, "host state1 scales", h.scale1,
         static_cast<std::size_t>(codec::scale_count<typename C::state1>(h.size)) * storage_bytes<typename C::state1::scale_type>,
-        false);
+        memory_need::pinned_host, -1);
   }
 
   /// The host view of one chunk: whole groups of one tensor, its gradients

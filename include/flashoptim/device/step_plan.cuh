@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "flashoptim/device/memory_kind.cuh"
 #include "flashoptim/kernel/grad_stats_kernel.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
 #include "flashoptim/kernel/step_kernel.cuh"
@@ -38,11 +39,6 @@ using kernel::device_inputs;
 using kernel::grad_stats;
 
 namespace detail {
-inline status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return status();
-  return status(status_code::cuda_error, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
 template <class T>
 status check_device_scalar(const char* name, const T* p) {
   if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0)
@@ -174,17 +170,52 @@ class step_plan {
     return convert(descs, count, refs);
   }
 
-  /// Validates, then uploads the table to the current device and waits for
-  /// the device (this is set-up, not a step: it may allocate and
-  /// synchronize). On error the plan is left as it was.
+  /// Validates (can_implement, then asks the CUDA runtime that every buffer
+  /// is device or managed memory of the current device: see
+  /// device/memory_kind.cuh), then uploads the table to the current device
+  /// and waits for the device (this is set-up, not a step: it may allocate
+  /// and synchronize). On error the plan is left as it was.
   status build(const tensor_ref<Config>* tensors, std::size_t count) {
     FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count));
-    return upload(std::vector<tensor_ref<Config>>(tensors, tensors + count));
+    std::vector<tensor_ref<Config>> refs(tensors, tensors + count);
+    FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
+    return upload(std::move(refs));
   }
   status build(const tensor_buffers* descs, std::size_t count) {
     std::vector<tensor_ref<Config>> refs;
     FLASHOPTIM_RETURN_IF_ERROR(convert(descs, count, refs));
+    FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
     return upload(std::move(refs));
+  }
+
+  /// Every buffer of every tensor is memory the current device's kernels can
+  /// read and write (device memory of that device, or managed memory).
+  static status check_device_memory(const std::vector<tensor_ref<Config>>& tensors) {
+    using C = Config;
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const tensor_ref<Config>& t = tensors[i];
+      const auto n = static_cast<std::size_t>(t.size);
+      const auto groups0 = static_cast<std::size_t>(codec::scale_count<typename C::state0>(t.size));
+      const auto groups1 = static_cast<std::size_t>(codec::scale_count<typename C::state1>(t.size));
+      const struct {
+        const char* name;
+        const void* p;
+        std::size_t bytes;
+      } buffers[] = {
+          {"param", t.param, n * storage_bytes<typename C::param_type>},
+          {"correction", t.aux, n * storage_bytes<typename C::aux_type>},
+          {"grad", t.grad, n * storage_bytes<typename C::grad_type>},
+          {"state0", t.code0, n * storage_bytes<typename C::state0::code_type>},
+          {"state0 scales", t.scale0, groups0 * storage_bytes<typename C::state0::scale_type>},
+          {"state1", t.code1, n * storage_bytes<typename C::state1::code_type>},
+          {"state1 scales", t.scale1, groups1 * storage_bytes<typename C::state1::scale_type>},
+      };
+      for (const auto& b : buffers)
+        FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, b.name, b.p, b.bytes, memory_need::device, dev));
+    }
+    return status();
   }
 
   bool built() const { return memory_ != nullptr; }
