@@ -36,9 +36,11 @@
 //
 // Safety. Saving writes a temporary file, fsyncs, renames and fsyncs the
 // directory (io/file.hpp): a crash never leaves a broken file under the final
-// name. Loading reads the file into a staging buffer, checks every size,
-// offset, dtype, shape, group count, checksum and the configuration, and only
-// then copies into the caller's buffers: on any error nothing (buffers,
+// name. Loading refuses a path that is not a regular file (a FIFO is never
+// waited on), reads the file into a staging buffer, checks every size,
+// offset, dtype, shape, group count, checksum, the configuration and every
+// stored value against its codec's domain (check_values), and only then
+// copies into the caller's buffers: on any error nothing (buffers,
 // hyperparameters, step) is written. The staging buffer costs as much memory
 // as the file. Nothing throws; every failure is a status with a message.
 //
@@ -64,6 +66,7 @@
 #include "flashoptim/io/describe.hpp"
 #include "flashoptim/io/file.hpp"
 #include "flashoptim/io/safetensors.hpp"
+#include "flashoptim/rule/step_args.hpp"
 #include "flashoptim/rule/tensor.hpp"
 #include "flashoptim/rule/tile.hpp"
 #include "flashoptim/version.hpp"
@@ -436,19 +439,147 @@ inline status require_meta(const std::map<std::string, std::string>& file, const
   return status();
 }
 
-/// Scales are read by every later step: NaN or negative ones are refused
-/// even when the checksum matches (a file crafted or written by a bug).
-template <class Scale>
+// Semantic checks of stored values, after the checksums and before anything
+// is written. A checksum proves the bytes are the ones that were written, not
+// that the writer (a bug, a converter, a crafted file) wrote values this
+// configuration can hold. The rule for each value: refuse what the
+// configuration's own encoders can never produce, accept everything they can,
+// including what a state poisoned by a non-finite gradient legitimately holds
+// (a sentinel code, a reference scale of inf, a NaN or inf plain state or
+// master weight), so such a state still saves and loads. Each refusal names
+// the entry and the element.
+
+/// Scales of grouped codec S: never negative; +inf or NaN only where the
+/// encoder itself stores one. The default codecs (fp32 scale over the finite
+/// elements, non-finite elements as sentinels) store finite scales only; the
+/// reference's fp16 scale is +inf for a group above 65504, and a code without
+/// sentinel lets an inf element into the group max.
+template <class S>
 status check_scales(const unsigned char* bytes, std::int64_t count, const std::string& key) {
+  using Scale = typename S::scale_format;
+  using Code = typename S::code_format;
+  const float inf = format::float_from_bits(0x7f800000u);
+  const float nan = format::float_from_bits(format::canonical_nan_bits);
+  const float largest = format::float_from_bits(0x7f7fffffu);
+  // What the encoder stores for a finite group max that overflows the scale
+  // format, and (without a sentinel) for an inf or NaN group max.
+  const bool overflow_gives_inf = Scale::load(Scale::store(largest)) == inf;
+  const bool inf_ok = overflow_gives_inf || (!Code::has_sentinel && Scale::load(Scale::store(inf)) == inf);
+  const bool nan_ok = !Code::has_sentinel && format::is_nan(Scale::load(Scale::store(nan)));
   for (std::int64_t g = 0; g < count; ++g) {
-    Scale s;
-    std::memcpy(&s, bytes + g * static_cast<std::int64_t>(sizeof(Scale)), sizeof(Scale));
-    const float v = format::to_float(s);
-    if (format::is_nan(v) || v < 0.0f)
-      return status(status_code::corrupt_file, "'%.100s' group %" PRId64 ": scale %g is NaN or negative", key.c_str(),
-                    g, static_cast<double>(v));
+    typename Scale::storage s;
+    std::memcpy(&s, bytes + g * static_cast<std::int64_t>(sizeof(s)), sizeof(s));
+    const float v = Scale::load(s);
+    const char* why = format::is_nan(v) ? (nan_ok ? nullptr : "this codec never stores a NaN scale")
+                      : v < 0.0f          ? "a scale is never negative"
+                      : v == inf          ? (inf_ok ? nullptr : "this codec never stores an inf scale")
+                                          : nullptr;
+    if (why)
+      return status(status_code::corrupt_file, "'%.100s' group %" PRId64 ": scale %g, but %s", key.c_str(), g,
+                    static_cast<double>(v), why);
   }
   return status();
+}
+
+/// Codes of grouped codec S: the sentinel, or a code whose normalized value
+/// lies in [-1, 1] (what quantizing any |y| <= 1 gives: int8 -128 without a
+/// sentinel, fp8 inf or a NaN other than the sentinel, fp8 beyond 2^K are
+/// not). For a never-negative state, no negative code (every compander maps
+/// v >= 0 to a normalized value >= 0).
+template <class S>
+status check_codes(const unsigned char* bytes, std::int64_t count, const std::string& key, bool nonnegative) {
+  using Code = typename S::code_format;
+  for (std::int64_t i = 0; i < count; ++i) {
+    typename Code::storage q;
+    std::memcpy(&q, bytes + i * static_cast<std::int64_t>(sizeof(q)), sizeof(q));
+    if (Code::is_sentinel(q)) continue;
+    const float y = Code::value(q);
+    if (!(y >= -1.0f && y <= 1.0f))
+      return status(status_code::corrupt_file, "'%.100s' element %" PRId64 ": code of value %g is outside [-1, 1]",
+                    key.c_str(), i, static_cast<double>(y));
+    if (nonnegative && S::code_value(q) < 0.0f)
+      return status(status_code::corrupt_file,
+                    "'%.100s' element %" PRId64 ": negative code (%g) for a state that is never negative",
+                    key.c_str(), i, static_cast<double>(y));
+  }
+  return status();
+}
+
+/// Values of a never-negative state (plain codes, state16 and fp32 forms):
+/// >= 0, or NaN, the marker of an element a non-finite gradient poisoned.
+template <class T>
+status check_nonnegative(const unsigned char* bytes, std::int64_t count, const std::string& key) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    T q;
+    std::memcpy(&q, bytes + i * static_cast<std::int64_t>(sizeof(q)), sizeof(q));
+    const float v = format::to_float(q);
+    if (v < 0.0f)
+      return status(status_code::corrupt_file, "'%.100s' element %" PRId64 ": %g, but this state is never negative",
+                    key.c_str(), i, static_cast<double>(v));
+  }
+  return status();
+}
+
+template <class M>
+struct is_ulp_correction : std::false_type {};
+template <class T, class A>
+struct is_ulp_correction<codec::ulp_correction<T, A>> : std::true_type {};
+
+/// ulp_correction's corrections lie in [-M, M] (the encoder clamps e / h to
+/// [-1, 1]); -M - 1 is never written. The other modes' aux values (exact_split's
+/// low halves, fp32_master's copies) and every parameter and fp32 master
+/// weight are in domain whatever their bits: a poisoned weight is NaN or inf.
+template <class Master>
+status check_corrections(const unsigned char* bytes, std::int64_t count, const std::string& key) {
+  if constexpr (is_ulp_correction<Master>::value) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      typename Master::aux_type c;
+      std::memcpy(&c, bytes + i * static_cast<std::int64_t>(sizeof(c)), sizeof(c));
+      if (c < -Master::max_code || c > Master::max_code)
+        return status(status_code::corrupt_file, "'%.100s' element %" PRId64 ": correction %d is outside [-%d, %d]",
+                      key.c_str(), i, static_cast<int>(c), Master::max_code, Master::max_code);
+    }
+  } else {
+    (void)bytes, (void)count, (void)key;
+  }
+  return status();
+}
+
+/// The stored values of one state slot's entry (codes, scales or a wide form).
+template <class Config, int Slot>
+status check_slot_values(const piece& p, const unsigned char* bytes, const std::string& key) {
+  using S = typename slot<Config, Slot>::codec_type;
+  constexpr bool nonnegative = rule_state_domain<typename Config::rule>::nonnegative[Slot];
+  if constexpr (S::stores_state) {
+    const bool is_code = p.what == (Slot == 0 ? role::code0 : role::code1);
+    const bool is_scale = p.what == (Slot == 0 ? role::scale0 : role::scale1);
+    if constexpr (codec::is_grouped<S>::value) {
+      if (is_scale) return check_scales<S>(bytes, p.count, key);
+      if (is_code) return check_codes<S>(bytes, p.count, key, nonnegative);
+    } else if constexpr (nonnegative) {
+      if (is_code) return check_nonnegative<typename S::code_type>(bytes, p.count, key);
+    }
+    if constexpr (nonnegative) {
+      if (p.what == (Slot == 0 ? role::state0_wide : role::state1_wide))
+        return p.type == dtype::bf16 ? check_nonnegative<bf16>(bytes, p.count, key)
+                                     : check_nonnegative<float>(bytes, p.count, key);
+    }
+  }
+  return status();
+}
+
+template <class Config>
+status check_values(const piece& p, const unsigned char* bytes, const std::string& key) {
+  switch (p.what) {
+    case role::aux: return check_corrections<typename Config::master>(bytes, p.count, key);
+    case role::code0:
+    case role::scale0:
+    case role::state0_wide: return check_slot_values<Config, 0>(p, bytes, key);
+    case role::code1:
+    case role::scale1:
+    case role::state1_wide: return check_slot_values<Config, 1>(p, bytes, key);
+    default: return status();  // parameters and fp32 master weights: every value is one a run can hold
+  }
 }
 
 }  // namespace detail
@@ -464,6 +595,8 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
   if (options.form != form::compressed && options.form != form::state16 && options.form != form::fp32)
     return status(status_code::invalid_argument, "unknown checkpoint form %d", static_cast<int>(options.form));
   if (step < 0) return status(status_code::invalid_argument, "step %" PRId64 " is negative", step);
+  if (step == INT64_MAX)
+    return status(status_code::invalid_argument, "step %" PRId64 " leaves no next step to resume at", step);
   FLASHOPTIM_RETURN_IF_ERROR(C::rule::validate(hyper));
   FLASHOPTIM_RETURN_IF_ERROR(validate_names(tensors, names, count, options.shapes));
 
@@ -634,6 +767,18 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     const std::string* hyper_text = find_meta(fm, "hyper");
     if (!hyper_text) return status(status_code::corrupt_file, "metadata 'hyper' is missing");
     FLASHOPTIM_RETURN_IF_ERROR(parse_hyper<C>(*hyper_text, file_hyper));
+    // The run resumes at step file_step + 1: that step must exist and pass the
+    // rule's validation of hyperparameters and step arguments, the one every
+    // step runs (parse_hyper ran Rule::validate already; this adds the step).
+    if (file_step >= static_cast<std::uint64_t>(INT64_MAX))
+      return status(status_code::corrupt_file, "metadata 'step' %" PRIu64 " leaves no next step", file_step);
+    {
+      step_args next;
+      next.step = static_cast<std::int64_t>(file_step) + 1;
+      const status v = validate_step_args<C>(file_hyper, next);
+      if (!v.ok()) return status(status_code::corrupt_file, "the file's step or hyperparameters are invalid: %s",
+                                 v.message());
+    }
     if (options.hyper == hyper_policy::require_equal) FLASHOPTIM_RETURN_IF_ERROR(compare_hyper<C>(file_hyper, hyper));
 
     // Tensor list and seeds.
@@ -710,7 +855,7 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       }
     }
 
-    // Content: checksums, then scale values.
+    // Content: checksums, then the values themselves (check_values).
     const unsigned char* data = file + h.data_offset;
     for (std::size_t i = 0; i < pieces.size(); ++i) {
       const tensor_entry& e = *found[i];
@@ -722,15 +867,7 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       if (actual != stored)
         return status(status_code::corrupt_file, "'%.100s': checksum %08x, stored %08x", e.name.c_str(), actual,
                       stored);
-      if (pieces[i].what == role::scale0) {
-        if constexpr (codec::is_grouped<typename C::state0>::value)
-          FLASHOPTIM_RETURN_IF_ERROR(
-              check_scales<typename C::state0::scale_type>(data + e.begin, pieces[i].count, e.name));
-      } else if (pieces[i].what == role::scale1) {
-        if constexpr (codec::is_grouped<typename C::state1>::value)
-          FLASHOPTIM_RETURN_IF_ERROR(
-              check_scales<typename C::state1::scale_type>(data + e.begin, pieces[i].count, e.name));
-      }
+      FLASHOPTIM_RETURN_IF_ERROR(check_values<C>(pieces[i], data + e.begin, e.name));
     }
 
     // Everything checked: from here on nothing fails; write the caller's buffers.

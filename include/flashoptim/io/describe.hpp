@@ -135,6 +135,20 @@ struct rule_io<rule::lion> {
   }
 };
 
+/// Which state slots of a rule never hold a negative value (Adam's second
+/// moment, an average of squares): the loader refuses a file whose such
+/// state is negative, which every later step would turn into NaN. A rule
+/// without a specialization constrains neither slot.
+template <class Rule>
+struct rule_state_domain {
+  static constexpr bool nonnegative[2] = {false, false};
+};
+
+template <bool Decoupled>
+struct rule_state_domain<rule::adam_rule<Decoupled>> {
+  static constexpr bool nonnegative[2] = {false, true};
+};
+
 /// Name of the correction tensor of a master mode, or nullptr without one.
 /// ulp_correction's int8/int16 correction is the reference's "error_bits";
 /// exact_split's lower halves and fp32_master's copies are not the same

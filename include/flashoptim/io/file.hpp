@@ -10,6 +10,8 @@
 // a machine that loses power at any instant, sees either the old complete
 // file or the new complete file under the final name, never a partial one.
 // A crash can leave a stray "*.tmp.*" file behind; nothing reads those.
+// Only regular files are read or replaced: a FIFO, directory, socket or
+// device is refused at once with a message naming what it is.
 #pragma once
 
 #include <cerrno>
@@ -34,20 +36,48 @@ inline std::string parent_directory(const std::string& path) {
   if (slash == 0) return "/";
   return path.substr(0, slash);
 }
+
+/// What a file type is called in an error message.
+inline const char* file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a special file";
+}
 }  // namespace detail
 
-/// Reads a whole regular file into `out`. Fails (and leaves `out` empty) on a
-/// file larger than `max_bytes`, a short read, or any system error.
+/// Reads a whole regular file into `out`. Fails (and leaves `out` empty) on
+/// anything but a regular file (a FIFO, directory, socket or device is
+/// refused at once, never waited on), a file larger than `max_bytes`, a short
+/// read, or any system error.
 inline status read_file(const std::string& path, std::vector<unsigned char>& out,
                         std::uint64_t max_bytes = std::uint64_t{1} << 62) {
   out.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return status(status_code::io_error, "cannot open '%.120s': %s", path.c_str(), std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears;
+  // non-blocking, open returns at once and the fstat below refuses it. The
+  // type is checked on the opened descriptor, not the name, so nothing can
+  // swap the file between the check and the read. On a regular file
+  // O_NONBLOCK changes nothing.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int e = errno;  // captured before anything else can change it
+    return status(status_code::io_error, "cannot open '%.120s': %s", path.c_str(), std::strerror(e));
+  }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
-    return status(status_code::io_error, "'%.120s' is not a regular file (%s)", path.c_str(), std::strerror(e));
+    return status(status_code::io_error, "cannot stat '%.120s': %s", path.c_str(), std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    // No system call failed here: errno says nothing about this refusal.
+    ::close(fd);
+    return status(status_code::io_error, "'%.120s' is %s, not a regular file", path.c_str(),
+                  detail::file_type_name(st.st_mode));
   }
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes) {
@@ -93,6 +123,27 @@ class atomic_file_writer {
   status open(const std::string& path) {
     abandon();
     if (path.empty()) return status(status_code::invalid_argument, "empty checkpoint path");
+    // Refuse what a rename would silently replace or what cannot be a
+    // checkpoint, before a byte is written: a missing or non-directory
+    // parent, a destination that is a directory, FIFO, socket or device.
+    const std::string dir = detail::parent_directory(path);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+      const int e = errno;
+      return status(status_code::io_error, "cannot save '%.120s': directory '%.120s': %s", path.c_str(), dir.c_str(),
+                    std::strerror(e));
+    }
+    if (!S_ISDIR(st.st_mode))
+      return status(status_code::io_error, "cannot save '%.120s': '%.120s' is %s, not a directory", path.c_str(),
+                    dir.c_str(), detail::file_type_name(st.st_mode));
+    if (::stat(path.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode))
+        return status(status_code::io_error, "cannot save '%.120s': it is %s, not a regular file", path.c_str(),
+                      detail::file_type_name(st.st_mode));
+    } else if (errno != ENOENT) {
+      const int e = errno;
+      return status(status_code::io_error, "cannot save '%.120s': %s", path.c_str(), std::strerror(e));
+    }
     path_ = path;
     tmp_ = path + ".tmp.XXXXXX";
     fd_ = ::mkostemp(&tmp_[0], O_CLOEXEC);
@@ -128,7 +179,7 @@ class atomic_file_writer {
     while (bytes > 0) {
       const ssize_t w = ::pwrite(fd_, p, static_cast<std::size_t>(bytes), static_cast<off_t>(offset));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return fail("writing");
+      if (w <= 0) return fail("writing", w < 0 ? errno : 0);
       p += w;
       offset += static_cast<std::uint64_t>(w);
       bytes -= static_cast<std::uint64_t>(w);
@@ -139,11 +190,11 @@ class atomic_file_writer {
   /// fsync, rename over the final name, fsync the directory.
   status commit() {
     FLASHOPTIM_RETURN_IF_ERROR(flush());
-    if (::fsync(fd_) != 0) return fail("flushing");
+    if (::fsync(fd_) != 0) return fail("flushing", errno);
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) return fail("closing");
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) return fail("renaming");
+    if (::close(fd) != 0) return fail("closing", errno);
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) return fail("renaming", errno);
     tmp_.clear();
     const std::string dir = detail::parent_directory(path_);
     const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -165,15 +216,16 @@ class atomic_file_writer {
     while (done < buffer_.size()) {
       const ssize_t w = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return fail("writing");
+      if (w <= 0) return fail("writing", w < 0 ? errno : 0);
       done += static_cast<std::uint64_t>(w);
     }
     buffer_.clear();
     return status();
   }
 
-  status fail(const char* what) {
-    const int e = errno;
+  /// `e`: the errno of the call that failed, captured right after it (0 when
+  /// the call failed without setting errno, e.g. a write of no bytes).
+  status fail(const char* what, int e) {
     status s(status_code::io_error, "%s '%.120s' failed: %s", what, tmp_.empty() ? path_.c_str() : tmp_.c_str(),
              e ? std::strerror(e) : "no progress");
     abandon();
