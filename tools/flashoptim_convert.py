@@ -33,6 +33,7 @@ Everything converts back bit for bit. Other layouts: save the fp32 form first.
 import argparse
 import json
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -81,10 +82,37 @@ class Tensor:
 
 # ---------------------------------------------------------------- safetensors
 
+def _file_type(mode):
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def read_file(path):
+    """The bytes of a regular file. Anything else is refused at once: opening
+    a FIFO without O_NONBLOCK would wait for a writer forever, and the type is
+    checked on the opened descriptor (as io/file.hpp does)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{path} is {_file_type(mode)}, not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 24)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_safetensors(path):
     """(metadata, {name: Tensor}) with the same structural checks as the C++ reader."""
-    with open(path, "rb") as f:
-        blob = f.read()
+    blob = read_file(path)
     if len(blob) < 8:
         raise ValueError(f"{path}: too short for a header length")
     (n,) = struct.unpack("<Q", blob[:8])
@@ -113,10 +141,14 @@ def read_safetensors(path):
             raise ValueError(f"{path}: tensor {name!r}: needs exactly dtype, shape, data_offsets")
         if e["dtype"] not in DTYPE_SIZE:
             raise ValueError(f"{path}: tensor {name!r}: unknown dtype {e['dtype']!r}")
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in e["shape"]):
+        if not isinstance(e["shape"], list) or \
+                not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in e["shape"]):
             raise ValueError(f"{path}: tensor {name!r}: bad shape")
+        if not isinstance(e["data_offsets"], list) or len(e["data_offsets"]) != 2:
+            raise ValueError(f"{path}: tensor {name!r}: data_offsets must be [begin, end]")
         b, end = e["data_offsets"]
-        if not (isinstance(b, int) and isinstance(end, int) and 0 <= b <= end <= len(data)):
+        if not (isinstance(b, int) and isinstance(end, int) and not isinstance(b, bool) and
+                not isinstance(end, bool) and 0 <= b <= end <= len(data)):
             raise ValueError(f"{path}: tensor {name!r}: data_offsets outside the data section")
         tensors[name] = Tensor(e["dtype"], e["shape"], data[b:end])
         spans.append((b, end, name))
@@ -169,6 +201,12 @@ def serialize(metadata, tensors):
 def write_atomic(path, blob):
     """Temporary file in the same directory, fsync, rename, fsync the directory."""
     directory = os.path.dirname(os.path.abspath(path))
+    # What a rename would silently replace (a FIFO) or cannot replace (a
+    # directory) is refused before anything is written.
+    if os.path.lexists(path):
+        mode = os.stat(path).st_mode if os.path.exists(path) else stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"cannot write {path}: it is {_file_type(mode)}, not a regular file")
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -276,7 +314,10 @@ def from_reference(src, dst, rule=None, step=None):
         out[name] = tensors.pop(f"model.{name}")
         for key in [k for k in tensors if k.startswith(f"state.{i}.")]:
             if key == f"state.{i}.step":
-                value = struct.unpack("<q", tensors.pop(key).data)[0]
+                t = tensors.pop(key)
+                if t.dtype != "I64" or len(t.data) != 8:
+                    raise ValueError(f"{key}: a step is one I64 value, got {t.dtype} of shape {t.shape}")
+                value = struct.unpack("<q", t.data)[0]
                 if step is None:
                     step = value
                 elif step != value:
@@ -285,6 +326,9 @@ def from_reference(src, dst, rule=None, step=None):
             out[f"{name}::{key[len(f'state.{i}.'):]}"] = tensors.pop(key)
     if tensors:
         raise ValueError(f"entries of no listed parameter: {sorted(tensors)[:5]}")
+    # The C++ loader resumes at step + 1: it must be a count in [0, 2^63 - 2].
+    if step is not None and not 0 <= step < 2**63 - 1:
+        raise ValueError(f"step {step} is not a completed-step count in [0, 2^63 - 2]")
     if "flashoptim" in meta:
         fo = json.loads(meta["flashoptim"])
         if step is not None and str(step) != fo["step"]:

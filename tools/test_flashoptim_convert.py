@@ -126,6 +126,70 @@ class ConvertTest(unittest.TestCase):
             fc.read_checkpoint(self.path("short"))
         self.assertEqual(fc.main(["info", self.path("short")]), 1)
 
+    def test_special_files_are_refused_at_once(self):
+        """A FIFO as the file to read is refused, never waited on (a regression
+        would block in open(); the child process is killed after a timeout)."""
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import flashoptim_convert as fc; "
+                "sys.exit(fc.main(['info', sys.argv[2]]))")
+        r = subprocess.run([sys.executable, "-c", code, os.path.dirname(os.path.abspath(fc.__file__)), fifo],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("is a FIFO, not a regular file", r.stderr)
+        with self.assertRaisesRegex(ValueError, "is a directory, not a regular file"):
+            fc.read_safetensors(self.dir)
+        with self.assertRaisesRegex(ValueError, "is a character device"):
+            fc.read_safetensors("/dev/null")
+        # Writing over a FIFO or a directory: refused, nothing replaced, no temporary left.
+        src = self.path("ref_adamw.safetensors")
+        sub = self.path("subdir")
+        os.mkdir(sub)
+        before = sorted(os.listdir(self.dir))
+        for dst in (fifo, sub):
+            with self.assertRaisesRegex(ValueError, "not a regular file"):
+                fc.to_reference(src, dst)
+        self.assertTrue(os.path.isdir(sub))
+        self.assertTrue(os.path.exists(fifo) and not os.path.isfile(fifo))
+        self.assertEqual(sorted(os.listdir(self.dir)), before)
+        os.unlink(fifo)
+        os.rmdir(sub)
+
+    def test_malformed_entries_and_steps_are_refused(self):
+        src = self.path("ref_adamw.safetensors")
+        meta, tensors = fc.read_safetensors(src)
+        blob = fc.serialize(meta, tensors)
+        (n,) = struct.unpack("<Q", blob[:8])
+        header = json.loads(blob[8:8 + n])
+        name = "norm.bias"
+        for field, value in (("shape", 5), ("data_offsets", 7), ("data_offsets", [0]), ("data_offsets", [True, 2])):
+            bad = json.loads(json.dumps(header))
+            bad[name][field] = value
+            text = json.dumps(bad).encode()
+            path = self.path("malformed")
+            with open(path, "wb") as f:
+                f.write(struct.pack("<Q", len(text)) + text + blob[8 + n:])
+            with self.assertRaises(ValueError, msg=f"{field}={value!r}"):
+                fc.read_safetensors(path)
+        # A reference file whose step is negative, not an int64, or leaves no next step.
+        ref = self.path("ref_adamw.safetensors.steps")
+        fc.to_reference(src, ref)
+        rmeta, rtensors = fc.read_safetensors(ref)
+        for step in (fc.Tensor("I64", [], struct.pack("<q", -1)), fc.Tensor("I32", [], struct.pack("<i", 3)),
+                     fc.Tensor("I64", [], struct.pack("<q", 2**63 - 1))):
+            t = {k: (step if k.endswith(".step") else v) for k, v in rtensors.items()}
+            bad = self.path("bad_step.ref")
+            fc.write_atomic(bad, fc.serialize(rmeta, t))
+            with self.assertRaisesRegex(ValueError, "step"):
+                fc.from_reference(bad, self.path("bad_step.back"))
+            self.assertFalse(os.path.exists(self.path("bad_step.back")))
+        # SGD's state has no step: it comes from --step.
+        sgd_ref = self.path("ref_sgd.safetensors.steps")
+        fc.to_reference(self.path("ref_sgd.safetensors"), sgd_ref)
+        with self.assertRaisesRegex(ValueError, "step -2"):
+            fc.from_reference(self.strip_carried(sgd_ref), self.path("bad_step.back"), rule="sgd", step=-2)
+        self.assertFalse(os.path.exists(self.path("bad_step.back")))
+
     def test_reference_dequantization_matches_cpp_export(self):
         """The reference's dequantize formula (Triton kernel, in float32) applied
         to the exported codes and fp16 scales gives exactly the C++ fp32 export."""
