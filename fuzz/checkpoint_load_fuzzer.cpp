@@ -4,7 +4,8 @@
 // libFuzzer target for the checkpoint loader: any byte string, loaded into
 // three configurations. Besides what the sanitizers catch (out-of-bounds
 // reads, leaks, undefined behaviour), it traps when a failed load wrote to a
-// destination buffer, the step or the hyperparameters.
+// destination buffer, the step or the hyperparameters, and when a successful
+// one left a step or hyperparameters that the next step would refuse.
 #include <cstdint>
 
 #include "fuzz_targets.hpp"
@@ -23,6 +24,12 @@ void load_into(const std::uint8_t* data, std::size_t size) {
     if (!t.untouched() || step != -1 || h.lr != 0.125) __builtin_trap();
     if (s.message()[0] == '\0') __builtin_trap();  // every failure says why
   } else {
+    // What a successful load promises: the run can go on at step + 1 with
+    // the restored hyperparameters, which pass the rule's per-step checks.
+    flashoptim::step_args next;
+    if (step < 0 || step == INT64_MAX) __builtin_trap();
+    next.step = step + 1;
+    if (!flashoptim::validate_step_args<Config>(h, next).ok()) __builtin_trap();
     t.fill();
   }
 }
