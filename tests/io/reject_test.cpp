@@ -266,6 +266,19 @@ TEST_CASE("C19 hyperparameter policies") {
     CHECK(s.code() == status_code::corrupt_file);
     CHECK(contains(s, "beta1"));
   }
+  {
+    // Valid in double, not as the step uses it: eps = 1e-46 is 0 in fp32
+    // (docs/finite-arithmetic.md).
+    auto forged = forge(f.image, [](nlohmann::json& root, std::vector<unsigned char>&) {
+      auto h = nlohmann::json::parse(root["__metadata__"]["hyper"].get<std::string>());
+      h["eps"] = 1e-46;
+      root["__metadata__"]["hyper"] = h.dump();
+    });
+    const status s = f.load(forged);
+    CHECK(s.code() == status_code::corrupt_file);
+    CHECK(contains(s, "eps"));
+    CHECK(contains(s, "fp32"));
+  }
 }
 
 TEST_CASE("C19 seeds must match under stochastic rounding") {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -330,39 +331,67 @@ inline scalars32 make_scalars(const rule_desc& r, std::int64_t step, double inv_
   return s;
 }
 
-inline void apply_rule(const rule_desc& r, const scalars32& s, float g, float& p, float& m, float& v) {
+/// +-FLT_MAX for an overflowed value (docs/finite-arithmetic.md), NaN kept.
+inline float clamp_to(float x, float limit) { return x > limit ? limit : (x < -limit ? -limit : x); }
+inline float sat(float x) { return clamp_to(x, std::numeric_limits<float>::max()); }
+
+/// The rule; `saturating`: the finite-arithmetic recomputation, every
+/// intermediate that can overflow clamped to +-FLT_MAX and sqrt of a
+/// negative v taken of 0.
+inline void apply_rule(const rule_desc& r, const scalars32& s, float g, float& p, float& m, float& v,
+                       bool saturating = false) {
+  auto b = [saturating](float x) { return saturating ? sat(x) : x; };
   switch (r.kind) {
     case rule_kind::sgd:
     case rule_kind::sgdw: {
-      if (r.kind == rule_kind::sgdw) p = p * s.decay;
-      else g = std::fma(s.wd, p, g);
+      if (r.kind == rule_kind::sgdw) p = b(p * s.decay);
+      else g = b(std::fma(s.wd, p, g));
       float u = g;
       if (r.momentum != 0.0) {
-        m = s.first ? g : std::fma(s.mu, m, s.omd * g);
-        u = r.nesterov ? std::fma(s.mu, m, g) : m;
+        m = s.first ? g : b(std::fma(s.mu, m, s.omd * g));
+        u = r.nesterov ? b(std::fma(s.mu, m, g)) : m;
       }
-      p = std::fma(s.neg_lr, u, p);
+      p = b(std::fma(s.neg_lr, u, p));
       return;
     }
     case rule_kind::adam:
     case rule_kind::adamw: {
-      if (r.kind == rule_kind::adamw) p = p * s.decay;
-      else g = std::fma(s.wd, p, g);
-      m = std::fma(s.b1, m, s.omb1 * g);
-      v = std::fma(s.b2, v, (s.omb2 * g) * g);
-      const float d = std::fma(std::sqrt(v), s.rs, s.eps);
-      p = std::fma(s.neg_step, m / d, p);
+      if (r.kind == rule_kind::adamw) p = b(p * s.decay);
+      else g = b(std::fma(s.wd, p, g));
+      m = b(std::fma(s.b1, m, s.omb1 * g));
+      v = b(std::fma(s.b2, v, b((s.omb2 * g) * g)));
+      const float d = b(std::fma(std::sqrt(saturating && !(v > 0.0f) ? 0.0f : v), s.rs, s.eps));
+      p = b(std::fma(s.neg_step, b(m / d), p));
       return;
     }
     case rule_kind::lion: {
       const float c = std::fma(s.b1, m, s.omb1 * g);
       const float u = c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : c * 0.0f);
-      p = std::fma(s.neg_lr, u, p * s.decay);
-      m = std::fma(s.b2, m, s.omb2 * g);
+      p = b(std::fma(s.neg_lr, u, b(p * s.decay)));
+      m = b(std::fma(s.b2, m, s.omb2 * g));
       return;
     }
   }
 }
+
+// ------------------------------------------------------------------ finite arithmetic
+// docs/finite-arithmetic.md: a result that is not finite, or beyond what its
+// slot stores finite, is recomputed with saturation when every input is
+// finite, and clamped to the slot's limit. Not for the reference layout.
+
+/// Largest fp32 value stored finite as `t` (round to nearest even: just
+/// below the midpoint above the largest finite value; stochastic: the
+/// largest finite value); `decoded`: the largest value a finite stored
+/// parameter decodes to (the midpoint).
+inline float slot_limit(dtype t, bool stochastic = false, bool decoded = false) {
+  if (t == dtype::bf16) return from_bits(stochastic ? 0x7f7f0000u : (decoded ? 0x7f7f8000u : 0x7f7f7fffu));
+  if (t == dtype::f16) return stochastic ? 65504.0f : (decoded ? 65520.0f : std::nextafter(65520.0f, 0.0f));
+  return std::numeric_limits<float>::max();
+}
+inline float state_limit(const codec_desc& c) {
+  return c.kind == codec_kind::plain ? slot_limit(c.element, c.stochastic) : std::numeric_limits<float>::max();
+}
+inline bool beyond(float x, float limit) { return !(std::fabs(x) <= limit); }
 
 // ------------------------------------------------------------------ a tensor and a step
 inline constexpr std::uint64_t slot_salt[2] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full};
@@ -403,13 +432,41 @@ inline void step(const model& md, tensor& t, std::int64_t step_count, double inv
       const codec_desc& c = md.state[k];
       decode_group(c, t.code[k].data() + b * c.code_bytes(), t.scale[k].data() + g * c.scale_bytes(), count, st[k]);
     }
+    const bool finite_rule = md.state[0].scale != scale_kind::fp16_reference ||
+                             md.state[0].kind != codec_kind::grouped;
+    const bool finite_rule1 = md.state[1].scale != scale_kind::fp16_reference ||
+                              md.state[1].kind != codec_kind::grouped;
     for (int i = 0; i < count; ++i) {
       std::uint8_t* p = t.param.data() + (b + i) * pb;
       std::uint8_t* a = t.aux.data() + (b + i) * ab;
       const float x = master_decode(md.master, p, a);
       float y = x;
-      const float gr = load_float(md.grad, t.grad.data() + (b + i) * gb) * s.inv_scale;
-      apply_rule(md.rule, s, gr, y, st[0][i], st[1][i]);
+      const float graw = load_float(md.grad, t.grad.data() + (b + i) * gb);
+      const float m0 = st[0][i], v0 = st[1][i];
+      apply_rule(md.rule, s, graw * s.inv_scale, y, st[0][i], st[1][i]);
+      const bool stored0 = md.state[0].kind != codec_kind::none, stored1 = md.state[1].kind != codec_kind::none;
+      const bool flagged = beyond(y, slot_limit(md.master.param)) ||
+                           (stored0 && beyond(st[0][i], state_limit(md.state[0]))) ||
+                           (stored1 && beyond(st[1][i], state_limit(md.state[1])));
+      if (finite_rule && finite_rule1 && flagged) {
+        // a grouped state decoded to +-inf from a finite scale: +-FLT_MAX
+        auto finite_state = [&](int k, float d) {
+          const codec_desc& c = md.state[k];
+          if (c.kind == codec_kind::grouped && std::isinf(d) &&
+              std::isfinite(load_scale(c, t.scale[k].data() + g * c.scale_bytes())))
+            return std::copysign(std::numeric_limits<float>::max(), d);
+          return d;
+        };
+        const float mi0 = finite_state(0, m0), vi0 = finite_state(1, v0);
+        if (std::isfinite(graw) && !beyond(x, slot_limit(md.master.param, false, true)) && std::isfinite(mi0) &&
+            std::isfinite(vi0)) {
+          float yp = x, mm = mi0, vv = vi0;
+          apply_rule(md.rule, s, sat(graw * s.inv_scale), yp, mm, vv, true);
+          y = bits(yp) == bits(x) ? yp : clamp_to(yp, slot_limit(md.master.param));
+          st[0][i] = stored0 ? clamp_to(mm, state_limit(md.state[0])) : mm;
+          st[1][i] = stored1 ? clamp_to(vv, state_limit(md.state[1])) : vv;
+        }
+      }
       if (bits(x) != bits(y)) master_encode(md.master, y, p, a);
     }
     for (int k = 0; k < 2; ++k) {

@@ -154,6 +154,47 @@ struct is_grouped : std::false_type {};
 template <class Code, class Compander, class Scale, code_rounding R>
 struct is_grouped<grouped<Code, Compander, Scale, R>> : std::true_type {};
 
+/// The paper's exact layout (codec::reference::*: the fp16 reference
+/// scale): a configuration with such a state keeps the paper's arithmetic
+/// and failures, without the finite-arithmetic guarantee of
+/// docs/finite-arithmetic.md.
+template <class C, class = void>
+struct is_reference_layout : std::false_type {};
+template <class C>
+struct is_reference_layout<C, std::void_t<typename C::scale_format>>
+    : std::is_same<typename C::scale_format, scale_fp16_reference> {};
+
+/// The largest magnitude codec C stores as a finite state (the step clamps
+/// a finite state to it): format::finite_limit of a plain codec's element
+/// type under its rounding; FLT_MAX for every other codec (a grouped codec
+/// stores any finite value finite; codec::none stores nothing).
+template <class C, class = void>
+struct state_limit {
+  FLASHOPTIM_HOST_DEVICE static float value() { return format::float_from_bits(format::max_finite_bits); }
+};
+template <class C>
+struct state_limit<C, std::void_t<typename C::element_type>> {
+  FLASHOPTIM_HOST_DEVICE static float value() { return format::finite_limit<typename C::element_type>(C::rounding); }
+};
+
+/// A value C decoded (with the group's stored scale s), as the step's
+/// recomputation of rule/tile.hpp starts from it: +-inf from a grouped
+/// codec with a finite scale (so not from a sentinel, which decodes to NaN)
+/// is an overflow of a finite stored state (a scale near FLT_MAX times a
+/// code above 1, or the sqrt compander's r * r of a scale above
+/// sqrt(FLT_MAX)) and becomes +-FLT_MAX. Everything else is returned as is:
+/// sentinels and non-finite scales still decode as non-finite.
+template <class C>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float finite_decoded(float decoded, typename C::scale_type s) {
+  if constexpr (!std::is_same<typename C::scale_type, none_t>::value) {
+    if (!format::is_finite(decoded) && !format::is_nan(decoded) && format::is_finite(C::scale_format::load(s)))
+      return format::copysign_bits(format::float_from_bits(format::max_finite_bits), decoded);
+  } else {
+    (void)s;
+  }
+  return decoded;
+}
+
 /// Number of scale entries a tensor of n elements needs under codec C (0
 /// for n <= 0). Rounds up without forming n + group_size - 1, which
 /// overflows for n near INT64_MAX: the checks that refuse such sizes call

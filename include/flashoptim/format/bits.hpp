@@ -129,6 +129,31 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_rn(float a, float b) {
 #endif
 }
 
+/// The largest finite fp32 value, FLT_MAX.
+inline constexpr std::uint32_t max_finite_bits = 0x7f7fffffu;
+
+/// x clamped to [-limit, limit], NaN kept (docs/finite-arithmetic.md: a
+/// finite computation that overflows saturates; a NaN is never laundered).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float clamp_magnitude(float x, float limit) {
+  return x > limit ? limit : (x < -limit ? -limit : x);
+}
+
+/// x clamped to +-FLT_MAX (an overflowed inf becomes the largest finite
+/// value of its sign), NaN kept.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float saturate(float x) {
+  return clamp_magnitude(x, float_from_bits(max_finite_bits));
+}
+
+/// |x| <= limit: false for NaN, and for infinities when limit is finite.
+/// One compare with an absolute-value operand on the device.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE bool within(float x, float limit) {
+#if FLASHOPTIM_DEVICE_CODE
+  return fabsf(x) <= limit;
+#else
+  return abs_bits(x) <= limit;
+#endif
+}
+
 /// IEEE maxNum / minNum: a NaN operand loses to a number. Written out with
 /// comparisons, the same on host and device (the library never compares +0
 /// with -0 through these).

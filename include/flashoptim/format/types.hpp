@@ -7,6 +7,8 @@
 // `small_float_traits<Spec>`), nothing else.
 #pragma once
 
+#include <type_traits>
+
 #include "flashoptim/format/small_float.hpp"
 
 namespace flashoptim {
@@ -158,6 +160,43 @@ template <>
 struct format_traits<fp8_e5m2> : fp8_traits<fp8_e5m2, fp8_e5m2_spec, false> {
   static constexpr const char* name = "fp8_e5m2";
 };
+
+/// The largest fp32 value whose conversion to T under `mode` is finite
+/// (docs/finite-arithmetic.md): the step clamps a finite result to it
+/// before storing, so a finite value never becomes a stored infinity.
+/// Round to nearest even: just below the midpoint between T's largest
+/// finite value and the next power of two (ties go to the even infinity for
+/// bf16 and fp16); stochastic rounding: T's largest finite value itself
+/// (anything above may round up). fp32, formats whose conversion saturates
+/// (fp8) and formats without a small_float_spec: FLT_MAX.
+template <class T, class = void>
+struct finite_limit_bits {
+  static constexpr std::uint32_t nearest = max_finite_bits;
+  static constexpr std::uint32_t stochastic = max_finite_bits;
+  static constexpr std::uint32_t decoded = max_finite_bits;
+};
+template <class T>
+struct finite_limit_bits<T, std::void_t<typename format_traits<T>::spec>> {
+  using S = typename format_traits<T>::spec;
+  static constexpr int M = S::mant_bits;
+  static constexpr std::uint32_t field = (S::max_finite_bits >> M) & ((1u << S::exp_bits) - 1u);
+  static constexpr std::uint32_t mant = S::max_finite_bits & ((1u << M) - 1u);
+  /// T's largest finite value as fp32 bits (a normal number in every format).
+  static constexpr std::uint32_t max32 = ((field - S::bias + 127u) << 23) | (mant << (23 - M));
+  static constexpr std::uint32_t half_ulp = 1u << (22 - M);
+  static constexpr bool saturates = S::overflow == overflow_rule::saturate;
+  static constexpr std::uint32_t nearest =
+      saturates ? max_finite_bits : ((mant & 1u) ? max32 + half_ulp - 1u : max32 + half_ulp);
+  static constexpr std::uint32_t stochastic = saturates ? max_finite_bits : max32;
+  /// The largest value a finite stored T decodes to with a correction
+  /// below half its ULP (codec::ulp_correction at c = +M): the midpoint.
+  static constexpr std::uint32_t decoded = saturates ? max_finite_bits : max32 + half_ulp;
+};
+template <class T>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float finite_limit(rounding mode = rounding::nearest_even) {
+  return float_from_bits(mode == rounding::stochastic ? finite_limit_bits<T>::stochastic
+                                                      : finite_limit_bits<T>::nearest);
+}
 
 /// Shorthands used throughout the library.
 template <class T>

@@ -59,6 +59,8 @@ struct checked_adam_math {
   }
   FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return proven::sqrt_in_range(x); }
   FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return proven::div_in_range(a, b); }
+  /// No bound: an overflow is flagged by step_tile and the tile redone.
+  FLASHOPTIM_HOST_DEVICE static float bound(float x) { return x; }
 };
 
 template <bool Decoupled>

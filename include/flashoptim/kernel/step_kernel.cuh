@@ -36,7 +36,8 @@ struct device_inputs {
   const double* inv_grad_scale = nullptr;  ///< overrides step_args::inv_grad_scale
   const std::int32_t* skip = nullptr;      ///< nonzero: the step writes nothing
   /// Set to 1 (never cleared) when a device value is invalid (lr < 0 or not
-  /// finite, step < 1, multiplier not finite and positive); the step then
+  /// finite, step < 1, multiplier not finite and positive, or the fp32
+  /// scalars made from them out of range: Rule::check_scalars); the step then
   /// writes nothing, as a host call with those values would refuse to run.
   std::int32_t* error = nullptr;
 
@@ -426,11 +427,16 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
       const double lr = in.lr ? *in.lr : p.hyper.lr;
       const std::int64_t s = in.step ? *in.step : p.host_step;
       const double inv = in.inv_grad_scale ? *in.inv_grad_scale : p.host_inv_grad_scale;
-      const bool bad = !format::is_finite(lr) || lr < 0.0 || s < 1 || !format::is_finite(inv) || !(inv > 0.0);
+      bool bad = !format::is_finite(lr) || lr < 0.0 || s < 1 || !format::is_finite(inv) || !(inv > 0.0);
+      scalars computed{};
+      if (!bad) {
+        // As the host validates them: the fp32 scalars the step would use.
+        computed = Config::rule::make_scalars(p.hyper, lr, s, inv);
+        bad = static_cast<bool>(Config::rule::check_scalars(computed));
+      }
       if (bad && in.error != nullptr && blockIdx.x == 0) *in.error = 1;
       go = !(skip || bad);
       if (go) {
-        const scalars computed = Config::rule::make_scalars(p.hyper, lr, s, inv);
         std::memcpy(shared_scalars, &computed, sizeof(scalars));
         shared_step = static_cast<std::uint64_t>(s);
       }

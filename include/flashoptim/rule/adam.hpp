@@ -8,13 +8,6 @@
 
 namespace flashoptim::rule {
 
-/// IEEE square root and division, correctly rounded (the definition).
-struct ieee_math {
-  FLASHOPTIM_HOST_DEVICE static void observe(float, float) {}
-  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return format::sqrt_rn(x); }
-  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return format::div_rn(a, b); }
-};
-
 /// Adam / AdamW. Per-step scalars in double, rounded once to fp32:
 ///   bc1 = 1 - beta1^t, bc2 = 1 - beta2^t
 ///   step_size = lr / bc1, inv_sqrt_bc2 = 1 / sqrt(bc2), decay = 1 - lr*wd
@@ -56,7 +49,20 @@ struct adam_rule {
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "weight_decay", h.weight_decay));
     if (h.decouple_lr && !Decoupled)
       return status(status_code::invalid_argument, "adam: decouple_lr applies to decoupled decay (use adamw)");
-    return detail::check_initial_lr(name, h.decouple_lr, h.initial_lr);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_initial_lr(name, h.decouple_lr, h.initial_lr));
+    // As the step uses them: in fp32, at step 1 (the largest bias
+    // corrections); validate_step_args checks the step's own.
+    return detail::scalar_status(name, check_scalars(make_scalars(h, h.lr, 1, 1.0)));
+  }
+
+  /// Every scalar finite, eps and the gradient multiplier positive, in fp32.
+  FLASHOPTIM_HOST_DEVICE static scalar_fault check_scalars(const scalars& s) {
+    scalar_fault f;
+    f.finite("beta1", s.beta1).finite("1 - beta1", s.one_minus_beta1).finite("beta2", s.beta2);
+    f.finite("1 - beta2", s.one_minus_beta2).finite("the step size lr / (1 - beta1^step)", s.neg_step_size);
+    f.finite("1 / sqrt(1 - beta2^step)", s.inv_sqrt_bc2).positive("eps", s.eps).finite("weight_decay", s.weight_decay);
+    f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
+    return f.positive("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
@@ -80,20 +86,22 @@ struct adam_rule {
   /// The update with IEEE sqrt and division. `Math` lets a caller supply
   /// other implementations of those two that return the same bits where it
   /// uses them (the GPU kernel's range-checked fast paths); it also sees m
-  /// and v before they are used.
+  /// and v before they are used, and bounds every intermediate that can
+  /// overflow (the identity, except in saturating_math's recomputation).
+  /// (1 - beta) * g cannot overflow: 1 - beta <= 1.
   template <class Math = ieee_math>
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v,
                                            const Math& math = Math{}) {
     if (Decoupled) {
-      p = p * s.decay;
+      p = math.bound(p * s.decay);
     } else {
-      g = format::fma_rn(s.weight_decay, p, g);
+      g = math.bound(format::fma_rn(s.weight_decay, p, g));
     }
-    m = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
-    v = format::fma_rn(s.beta2, v, (s.one_minus_beta2 * g) * g);
+    m = math.bound(format::fma_rn(s.beta1, m, s.one_minus_beta1 * g));
+    v = math.bound(format::fma_rn(s.beta2, v, math.bound((s.one_minus_beta2 * g) * g)));
     math.observe(m, v);
-    const float d = format::fma_rn(math.sqrt(v), s.inv_sqrt_bc2, s.eps);
-    p = format::fma_rn(s.neg_step_size, math.div(m, d), p);
+    const float d = math.bound(format::fma_rn(math.sqrt(v), s.inv_sqrt_bc2, s.eps));
+    p = math.bound(format::fma_rn(s.neg_step_size, math.bound(math.div(m, d)), p));
   }
 };
 

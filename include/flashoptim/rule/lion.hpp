@@ -37,7 +37,17 @@ struct lion {
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta1", h.beta1, 0.0, 1.0, false));
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_range(name, "beta2", h.beta2, 0.0, 1.0, false));
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_nonnegative(name, "weight_decay", h.weight_decay));
-    return detail::check_initial_lr(name, h.decouple_lr, h.initial_lr);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_initial_lr(name, h.decouple_lr, h.initial_lr));
+    return detail::scalar_status(name, check_scalars(make_scalars(h, h.lr, 1, 1.0)));  // as the step uses them
+  }
+
+  /// Every scalar finite and the gradient multiplier positive, in fp32.
+  FLASHOPTIM_HOST_DEVICE static scalar_fault check_scalars(const scalars& s) {
+    scalar_fault f;
+    f.finite("lr", s.neg_lr).finite("beta1", s.beta1).finite("1 - beta1", s.one_minus_beta1).finite("beta2", s.beta2);
+    f.finite("1 - beta2", s.one_minus_beta2);
+    f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
+    return f.positive("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t /*step*/,
@@ -55,10 +65,15 @@ struct lion {
 
   FLASHOPTIM_HOST_DEVICE static float sign(float c) { return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : c * 0.0f); }
 
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/) {
+  /// `Math` bounds every intermediate that can overflow (ieee_math: the
+  /// identity; saturating_math: the recomputation of rule/tile.hpp). c needs
+  /// none: only its sign is used, and an overflow keeps it.
+  template <class Math = ieee_math>
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
+                                           const Math& math = Math{}) {
     const float c = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
-    p = format::fma_rn(s.neg_lr, sign(c), p * s.decay);
-    m = format::fma_rn(s.beta2, m, s.one_minus_beta2 * g);
+    p = math.bound(format::fma_rn(s.neg_lr, sign(c), math.bound(p * s.decay)));
+    m = math.bound(format::fma_rn(s.beta2, m, s.one_minus_beta2 * g));
   }
 };
 

@@ -27,6 +27,49 @@ FLASHOPTIM_HOST_DEVICE inline double pow_int(double base, std::int64_t exponent)
   return result;
 }
 
+/// IEEE square root and division, correctly rounded (the definition), and
+/// no bound on intermediates: the arithmetic of every rule's `apply`.
+struct ieee_math {
+  FLASHOPTIM_HOST_DEVICE static void observe(float, float) {}
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return format::sqrt_rn(x); }
+  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return format::div_rn(a, b); }
+  /// Applied to every intermediate that can overflow: the value itself.
+  FLASHOPTIM_HOST_DEVICE static float bound(float x) { return x; }
+};
+
+/// The arithmetic of an element recomputed because its finite inputs gave a
+/// non-finite result (rule/tile.hpp, docs/finite-arithmetic.md): every
+/// intermediate that overflowed is clamped to +-FLT_MAX, and a square root
+/// of a negative second moment (only a crafted state holds one) is taken
+/// of 0. Where nothing overflows it computes the same bits as ieee_math.
+struct saturating_math : ieee_math {
+  FLASHOPTIM_HOST_DEVICE static float bound(float x) { return format::saturate(x); }
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return format::sqrt_rn(x > 0.0f ? x : 0.0f); }
+};
+
+/// The first of a rule's fp32 scalars that the step cannot use: not finite
+/// (its hyperparameters are out of fp32 range) or, where it must be
+/// positive, rounded to 0. `what` is null when every scalar is usable. Host
+/// and device code (the kernel checks the scalars it computes from device
+/// inputs with the same function).
+struct scalar_fault {
+  const char* what = nullptr;
+  bool rounds_to_zero = false;
+  FLASHOPTIM_HOST_DEVICE explicit operator bool() const { return what != nullptr; }
+  FLASHOPTIM_HOST_DEVICE scalar_fault& finite(const char* name, float x) {
+    if (what == nullptr && !format::is_finite(x)) what = name;
+    return *this;
+  }
+  FLASHOPTIM_HOST_DEVICE scalar_fault& positive(const char* name, float x) {
+    finite(name, x);
+    if (what == nullptr && !(x > 0.0f)) {
+      what = name;
+      rounds_to_zero = true;
+    }
+    return *this;
+  }
+};
+
 /// Per-step values every rule can use, computed once per step.
 struct common_scalars {
   float lr = 0.0f;
@@ -49,6 +92,16 @@ inline status check_nonnegative(const char* rule, const char* what, double v) {
   FLASHOPTIM_RETURN_IF_ERROR(check_finite(rule, what, v));
   if (v < 0.0) return status(status_code::hyperparameter_out_of_range, "%s: %s = %g is negative", rule, what, v);
   return status();
+}
+/// The status of Rule::check_scalars: validation of the hyperparameters as
+/// the step uses them, after conversion to fp32.
+inline status scalar_status(const char* rule, scalar_fault f) {
+  if (!f) return status();
+  if (f.rounds_to_zero)
+    return status(status_code::hyperparameter_out_of_range,
+                  "%s: %s rounds to 0 in fp32, the precision the step computes in", rule, f.what);
+  return status(status_code::hyperparameter_out_of_range,
+                "%s: %s is out of fp32 range (not finite in fp32, the precision the step computes in)", rule, f.what);
 }
 /// decouple_lr needs the schedule's initial lr to divide by.
 inline status check_initial_lr(const char* rule, bool decouple_lr, double initial_lr) {

@@ -45,7 +45,17 @@ struct sgd_rule {
       return status(status_code::invalid_argument, "%s: nesterov needs momentum > 0 and dampening = 0", name);
     if (h.decouple_lr && !Decoupled)
       return status(status_code::invalid_argument, "sgd: decouple_lr applies to decoupled decay (use sgdw)");
-    return detail::check_initial_lr(name, h.decouple_lr, h.initial_lr);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_initial_lr(name, h.decouple_lr, h.initial_lr));
+    return detail::scalar_status(name, check_scalars(make_scalars(h, h.lr, 1, 1.0)));  // as the step uses them
+  }
+
+  /// Every scalar finite and the gradient multiplier positive, in fp32.
+  FLASHOPTIM_HOST_DEVICE static scalar_fault check_scalars(const scalars& s) {
+    scalar_fault f;
+    f.finite("lr", s.neg_lr).finite("weight_decay", s.weight_decay).finite("momentum", s.momentum);
+    f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
+    f.finite("1 - dampening", s.one_minus_dampening);
+    return f.positive("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
@@ -63,18 +73,22 @@ struct sgd_rule {
     return s;
   }
 
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/) {
+  /// `Math` bounds every intermediate that can overflow (ieee_math: the
+  /// identity; saturating_math: the recomputation of rule/tile.hpp).
+  template <class Math = ieee_math>
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
+                                           const Math& math = Math{}) {
     if (Decoupled) {
-      p = p * s.decay;
+      p = math.bound(p * s.decay);
     } else {
-      g = format::fma_rn(s.weight_decay, p, g);
+      g = math.bound(format::fma_rn(s.weight_decay, p, g));
     }
     float u = g;
     if (s.has_momentum) {
-      m = s.first_step ? g : format::fma_rn(s.momentum, m, s.one_minus_dampening * g);
-      u = s.nesterov ? format::fma_rn(s.momentum, m, g) : m;
+      m = s.first_step ? g : math.bound(format::fma_rn(s.momentum, m, s.one_minus_dampening * g));
+      u = s.nesterov ? math.bound(format::fma_rn(s.momentum, m, g)) : m;
     }
-    p = format::fma_rn(s.neg_lr, u, p);
+    p = math.bound(format::fma_rn(s.neg_lr, u, p));
   }
 };
 

@@ -11,7 +11,8 @@
 // Every function below mirrors a scalar function of codec/, rule/ or format/
 // operation for operation (named in its comment); the scalar one is the
 // definition. The vector code covers the finite path only: a group in which
-// any gradient, updated value or companded state is NaN or infinite, or any
+// any gradient, updated value or companded state is NaN or infinite (or a
+// parameter or plain state beyond what its format stores finite), or any
 // stored code is a sentinel, is stepped by the scalar step_tile instead
 // (nothing of it has been written when that is decided), so the NaN payload
 // and sentinel rules of the codecs keep their one implementation.
@@ -108,6 +109,14 @@ struct velem<std::uint16_t> {
   FLASHOPTIM_CPU_FN static vi load(const std::uint16_t* p) { return ops::load_u16(p); }
   FLASHOPTIM_CPU_FN static void store(std::uint16_t* p, vi x) { ops::store_16(p, x); }
 };
+
+/// Lanes the scalar step_tile flags for its finite-arithmetic recomputation
+/// (rule/tile.hpp finite_guard): not finite, or beyond `limit`, what the
+/// slot stores finite. The group then takes the scalar step.
+FLASHOPTIM_CPU_FN vm beyond_limit(vf x, float limit) {
+  if (format::bits_of(limit) == format::max_finite_bits) return ops::nonfinite(x);
+  return ops::mor(ops::nonfinite(x), ops::gt(ops::abs(x), ops::set1(limit)));
+}
 
 // ------------------------------------------------------------ master modes
 // One vector at a time. decode(param, aux) -> x, keeping the raw bytes;
@@ -440,7 +449,7 @@ template <class T, format::rounding R>
 struct vstate<codec::plain<T, R>> : vstate_no_scale {
   FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value, vi&) { return velem<T>::load_value(q); }
   FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, vm& bad) {
-    bad = ops::mor(bad, ops::nonfinite(x));
+    bad = ops::mor(bad, beyond_limit(x, codec::state_limit<codec::plain<T, R>>::value()));
     return x;
   }
   FLASHOPTIM_CPU_FN static void encode(vf x, const norm&, T* q, std::uint64_t seed, std::uint64_t step,
@@ -635,7 +644,7 @@ struct group_kernel {
         g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
         vr::apply(k.rule, sc, g, p, m, v, sqrt_v);
-        r.bad = ops::mor(r.bad, ops::nonfinite(p));
+        r.bad = ops::mor(r.bad, beyond_limit(p, format::finite_limit<typename Config::param_type>()));
         master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
         r.t0[i] = s0::pre(m, nullptr, r.bad);
         r.t1[i] = s1::pre(v, vr::gives_sqrt_v ? &sqrt_v : nullptr, r.bad);
