@@ -64,6 +64,7 @@ do_tests() {
   local ex=$!
   run parity 300 test_gpu_step_parity
   run inputs 120 test_gpu_step_inputs
+  run finite 200 test_gpu_finite_property
   run huge 120 test_gpu_huge
   run offload 300 test_gpu_offload
   run shard_gpu 200 test_shard_gpu
@@ -74,6 +75,7 @@ do_tests() {
   sanitize racecheck_inputs racecheck test_gpu_step_inputs -tc="skip*,gradient statistics*"
   sanitize racecheck_parity racecheck test_gpu_step_parity -tc="parity adamw_default"
   sanitize memcheck_offload memcheck test_gpu_offload -tc="*bad inputs*,*changed tensors*"
+  sanitize memcheck_memory_kinds memcheck test_gpu_step_inputs -tc="buffers the device cannot read*"
   grep -E "^(C5|GPU|demo)|GPU:|bit" "$WORK/tests/demo.log" | tail -5 >> "$SUMMARY"
   stage_end
 }

@@ -12,7 +12,8 @@ DEST=.device/bin
 rm -rf "$DEST"
 mkdir -p "$DEST"
 for name in test_gpu_exhaustive test_gpu_step_parity test_gpu_step_inputs test_gpu_huge test_gpu_offload \
-            test_shard_gpu test_shard_cpu flashoptim_shard_step flashoptim_demo bench_gpu_step bench_offload; do
+            test_shard_gpu test_shard_cpu flashoptim_shard_step flashoptim_demo bench_gpu_step bench_offload \
+            test_gpu_finite_property; do
   exe=$(find "$BUILD" -name "$name" -type f -perm -u+x | head -1)
   if [ -z "$exe" ]; then echo "missing: $name" >&2; continue; fi
   cp "$exe" "$DEST/"
