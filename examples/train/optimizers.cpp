@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include <flashoptim/flashoptim.hpp>
 
@@ -93,14 +94,18 @@ class cpu_optimizer final : public optimizer {
   std::string init(const std::vector<std::vector<float>>& w) override {
     for (std::size_t i = 0; i < refs_.size(); ++i) {
       const auto& r = refs_[i];
-      if (auto s = c::split<typename Config::master>(w[i].data(), r.size, r.param, r.aux); !s.ok()) return message(s);
+      // states zero first: the block holds the correction too, which split then writes
       if (tensors_[i].layout.bytes) std::memset(tensors_[i].state.get(), 0, static_cast<std::size_t>(tensors_[i].layout.bytes));
+      if (auto s = c::split<typename Config::master>(w[i].data(), r.size, r.param, r.aux); !s.ok()) return message(s);
     }
     return {};
   }
   void param_to_float(std::size_t i, float* dst) override {
     const auto& r = refs_[i];
     for (std::int64_t j = 0; j < r.size; ++j) dst[j] = fo::format::to_float(r.param[j]);
+  }
+  std::string master_to_float(std::size_t i, float* dst) override {
+    return message(c::reconstruct<typename Config::master>(refs_[i].param, refs_[i].aux, refs_[i].size, dst));
   }
   void grad_from_float(std::size_t i, const float* src) override {
     G* g = static_cast<G*>(tensors_[i].grad.get());
@@ -223,8 +228,8 @@ class gpu_optimizer final : public optimizer {
       const std::int64_t n = refs_[i].size;
       if (i < host_count_) {  // off-loaded: split on the host, the parameter copied up
         auto& h = host_refs_[i];
+        std::memset(tensors_[i].host_state.get(), 0, static_cast<std::size_t>(tensors_[i].layout.bytes));  // before split: it holds the correction
         if (auto s = c::split<typename Config::master>(w[i].data(), n, h.param, h.aux); !s.ok()) return message(s);
-        std::memset(tensors_[i].host_state.get(), 0, static_cast<std::size_t>(tensors_[i].layout.bytes));
         if (auto e = cuda_message(cudaMemcpy(refs_[i].param, h.param, n * sizeof(P), cudaMemcpyHostToDevice), "copy");
             !e.empty())
           return e;
@@ -243,6 +248,15 @@ class gpu_optimizer final : public optimizer {
   }
   void param_to_float(std::size_t i, float* dst) override {
     to_float_kernel<<<blocks_for(refs_[i].size), 256>>>(refs_[i].param, refs_[i].size, dst);
+  }
+  std::string master_to_float(std::size_t i, float* dst) override {
+    const std::int64_t n = refs_[i].size;
+    if (i >= host_count_)
+      return message(fo::device::reconstruct_async<typename Config::master>(refs_[i].param, refs_[i].aux, n, dst, nullptr));
+    std::vector<float> x(static_cast<std::size_t>(n));  // off-loaded: the correction is on the host
+    if (auto s = c::reconstruct<typename Config::master>(host_refs_[i].param, host_refs_[i].aux, n, x.data()); !s.ok())
+      return message(s);
+    return cuda_message(cudaMemcpy(dst, x.data(), n * 4, cudaMemcpyHostToDevice), "copy");
   }
   void grad_from_float(std::size_t i, const float* src) override {
     from_float_kernel<<<blocks_for(refs_[i].size), 256>>>(src, refs_[i].size, static_cast<G*>(tensors_[i].grad.get()));

@@ -53,6 +53,9 @@ class optimizer {
   /// Tensor i's parameters as the model sees them, in fp32: host memory on
   /// the CPU, device memory on the GPU (stream-ordered on the default stream).
   virtual void param_to_float(std::size_t i, float* dst) = 0;
+  /// Tensor i's master weights as fp32 (the parameter with its correction
+  /// or fp32 master: what the optimizer updates), same memory space.
+  virtual std::string master_to_float(std::size_t i, float* dst) = 0;
   /// Tensor i's fp32 gradient into the configuration's gradient dtype.
   virtual void grad_from_float(std::size_t i, const float* src) = 0;
   /// One step at learning rate `lr` (AdamW's scale; the multiplier applies).

@@ -354,6 +354,30 @@ int self_test() {
   const bool same = losses[0] == losses[1] && grads[0] == grads[1];
   std::printf("self-test: 1 and 3 threads give the same loss and gradients bit for bit: %s\n", same ? "ok" : "FAIL");
   failures += !same;
+
+  // 3. every configuration starts from the fp32 weights: its master (the
+  //    parameter with its correction) within the mode's resolution of them
+  const auto w = init_weights(big, 13);
+  const auto sizes = tensor_sizes(big);
+  for (const auto& cfg : configurations()) {
+    std::string error;
+    auto opt = make_optimizer(cfg.name, place::cpu, sizes, 0.0, hyper_params{}, error);
+    if (opt) error = opt->init(w);
+    // relative resolution: fp32 and fp32 masters exact, bf16 half an ulp, bf16 + int8 correction 2^-15
+    const std::string n = cfg.name;
+    const double bound = n == "bf16" ? 0x1p-8 : n.find("flash") != std::string::npos ? 0x1p-15 : 0.0;
+    double worst = 0;
+    for (std::size_t i = 0; error.empty() && i < w.size(); ++i) {
+      std::vector<float> back(w[i].size());
+      error = opt->master_to_float(i, back.data());
+      for (std::size_t j = 0; j < back.size(); ++j)
+        worst = std::max(worst, std::fabs(static_cast<double>(back[j]) - w[i][j]) / std::max(1e-30, std::fabs(static_cast<double>(w[i][j]))));
+    }
+    const bool ok = error.empty() && worst <= bound;
+    std::printf("self-test: %-11s starts from the fp32 weights (relative error %.3g <= %.3g): %s%s\n", cfg.name, worst,
+                bound, ok ? "ok" : "FAIL ", error.c_str());
+    failures += !ok;
+  }
   return failures ? 1 : 0;
 }
 
