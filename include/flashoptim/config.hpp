@@ -47,9 +47,9 @@
 #endif
 
 // Bit-identical results between the CPU and GPU paths need IEEE arithmetic
-// without contraction: host code must be built with -ffp-contract=off (the
-// CMake target adds it), device code with --fmad=false. Fast-math breaks the
-// contract outright, so refuse it where the compiler tells us.
+// without contraction; the library's arithmetic cannot be contracted under
+// any flags (format/bits.hpp, mul_rn), so it needs none. Fast-math breaks
+// the contract outright, so refuse it where the compiler tells us.
 #if defined(__FAST_MATH__)
 #error "flashoptim needs IEEE arithmetic: do not build it with -ffast-math"
 #endif

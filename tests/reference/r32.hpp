@@ -271,7 +271,7 @@ inline void encode_group(const codec_desc& c, const float* x, int count, std::ui
       int v = 0;
       if (!std::isnan(y)) {
         const float off = c.rounding == code_round::stochastic ? unit_uniform(r) : 0.5f;
-        const float f = std::floor(y * static_cast<float>(c.qmax()) + off);
+        const float f = std::floor(format::mul_rn(y, static_cast<float>(c.qmax())) + off);  // never contracted
         const int lo = c.element == dtype::i8 ? -127 : 0;
         v = f < static_cast<float>(lo) ? lo : (f > static_cast<float>(c.qmax()) ? c.qmax() : static_cast<int>(f));
         if (c.rounding == code_round::half_up_nonzero && v == 0 && y > 0.0f) v = 1;
@@ -316,7 +316,8 @@ inline scalars32 make_scalars(const rule_desc& r, std::int64_t step, double inv_
   s.lr = static_cast<float>(r.lr);
   s.neg_lr = static_cast<float>(-r.lr);
   s.wd = static_cast<float>(r.weight_decay);
-  s.decay = static_cast<float>(r.decouple_lr ? 1.0 - r.weight_decay * (r.lr / r.initial_lr) : 1.0 - r.lr * r.weight_decay);
+  s.decay = static_cast<float>(r.decouple_lr ? 1.0 - format::mul_rn(r.weight_decay, r.lr / r.initial_lr)
+                                             : 1.0 - format::mul_rn(r.lr, r.weight_decay));  // products never contracted
   s.mu = static_cast<float>(r.momentum);
   s.omd = static_cast<float>(1.0 - r.dampening);
   s.b1 = static_cast<float>(r.beta1);

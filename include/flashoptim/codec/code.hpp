@@ -29,23 +29,23 @@ FLASHOPTIM_HOST_DEVICE constexpr const char* to_string(code_rounding r) {
 namespace detail {
 /// u in [0, 1) with 24 random bits, exact in fp32.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float unit_uniform(std::uint32_t r) {
-  return static_cast<float>(r >> 8) * format::pow2(-24);
+  return format::mul_rn(static_cast<float>(r >> 8), format::pow2(-24));
 }
 /// round(qmax * y) as an integer in [lo, qmax], NaN -> 0.
 template <int Lo, int QMax>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int round_code(float y, code_rounding mode, std::uint32_t random_bits) {
-  const float s = y * static_cast<float>(QMax);
+  const float s = format::mul_rn(y, static_cast<float>(QMax));
   const float offset = mode == code_rounding::stochastic ? unit_uniform(random_bits) : 0.5f;
 #if FLASHOPTIM_DEVICE_CODE
   // cvt.rmi.s32.f32 is floor, saturates out-of-range values and maps NaN to
   // 0: the host expression below in one instruction (checked on all 2^32 y).
-  const int r = __float2int_rd(s + offset);
+  const int r = __float2int_rd(format::add_rn(s, offset));
   int q = r < Lo ? Lo : (r > QMax ? QMax : r);
 #else
   // Clamp in float, then convert: float -> int of an out-of-range value (an
   // inf state under a code without sentinel) is undefined, and x86 and the
   // GPU answer differently (INT_MIN vs INT_MAX).
-  const float f = format::min_num(format::max_num(format::floor_exact(s + offset), static_cast<float>(Lo)),
+  const float f = format::min_num(format::max_num(format::floor_exact(format::add_rn(s, offset)), static_cast<float>(Lo)),
                                   static_cast<float>(QMax));
   int q = format::is_nan(y) ? 0 : static_cast<int>(f);
 #endif
@@ -105,14 +105,14 @@ struct fp8_code {
   static constexpr int exponent = traits::spec::exp_bits == 4 ? 8 : 15;
   FLASHOPTIM_HOST_DEVICE static storage quantize(float y, code_rounding mode, std::uint32_t random_bits) {
     if (format::is_nan(y)) return T{0};
-    const float s = y * format::pow2(exponent);
+    const float s = format::mul_rn(y, format::pow2(exponent));
     T q = format::from_float<T>(s, mode == code_rounding::stochastic ? format::rounding::stochastic
                                                                      : format::rounding::nearest_even,
                                 random_bits);
     if (mode == code_rounding::half_up_nonzero && y > 0.0f && (q.bits & 0x7fu) == 0) q.bits = 1;
     return q;
   }
-  FLASHOPTIM_HOST_DEVICE static float value(storage q) { return format::to_float(q) * format::pow2(-exponent); }
+  FLASHOPTIM_HOST_DEVICE static float value(storage q) { return format::mul_rn(format::to_float(q), format::pow2(-exponent)); }
   FLASHOPTIM_HOST_DEVICE static bool is_sentinel(storage q) { return (q.bits & 0x7fu) == traits::spec::nan_bits; }
   FLASHOPTIM_HOST_DEVICE static storage sentinel() { return T{static_cast<std::uint8_t>(traits::spec::nan_bits)}; }
 };

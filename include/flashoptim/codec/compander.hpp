@@ -28,8 +28,8 @@ struct identity {
 struct softsign {
   static constexpr const char* name = "softsign";
   FLASHOPTIM_HOST_DEVICE static float pre(float x) { return x; }
-  FLASHOPTIM_HOST_DEVICE static float post(float n) { return format::div_rn(2.0f * n, 1.0f + format::abs_bits(n)); }
-  FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return format::div_rn(y, 2.0f - format::abs_bits(y)); }
+  FLASHOPTIM_HOST_DEVICE static float post(float n) { return format::div_rn(format::add_rn(n, n), format::add_rn(1.0f, format::abs_bits(n))); }
+  FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return format::div_rn(y, format::sub_rn(2.0f, format::abs_bits(y))); }
   FLASHOPTIM_HOST_DEVICE static float pre_inverse(float t) { return t; }
 };
 
@@ -41,7 +41,7 @@ struct sqrt_compander {
   FLASHOPTIM_HOST_DEVICE static float pre(float v) { return format::sqrt_rn(v); }
   FLASHOPTIM_HOST_DEVICE static float post(float n) { return n; }
   FLASHOPTIM_HOST_DEVICE static float post_inverse(float y) { return y; }
-  FLASHOPTIM_HOST_DEVICE static float pre_inverse(float r) { return r * r; }
+  FLASHOPTIM_HOST_DEVICE static float pre_inverse(float r) { return format::mul_rn(r, r); }
 };
 
 }  // namespace flashoptim::codec

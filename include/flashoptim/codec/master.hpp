@@ -82,18 +82,18 @@ struct ulp_correction {
   FLASHOPTIM_HOST_DEVICE static int log2_half_ulp(T lo) { return layout::exponent(lo) - layout::spec::mant_bits - 1; }
 
   FLASHOPTIM_HOST_DEVICE static C correction(float x, T lo) {
-    const float e = x - format::to_float(lo);
+    const float e = format::sub_rn(x, format::to_float(lo));
     if (!format::is_finite(e)) return C{0};
     const float en = format::scale_pow2(e, -log2_half_ulp(lo));
     const float clamped = format::min_num(format::max_num(en, -1.0f), 1.0f);
-    const float s = clamped * static_cast<float>(max_code);
-    const float r = format::floor_exact(format::abs_bits(s) + 0.5f);
+    const float s = format::mul_rn(clamped, static_cast<float>(max_code));
+    const float r = format::floor_exact(format::add_rn(format::abs_bits(s), 0.5f));
     return static_cast<C>(static_cast<int>(format::copysign_bits(r, s)));
   }
 
   FLASHOPTIM_HOST_DEVICE static float decode(T p, C c) {
     const float f = format::div_rn(static_cast<float>(c), static_cast<float>(max_code));
-    return format::to_float(p) + format::scale_pow2(f, log2_half_ulp(p));
+    return format::add_rn(format::to_float(p), format::scale_pow2(f, log2_half_ulp(p)));
   }
 
   FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) {

@@ -27,12 +27,12 @@ struct reciprocal_norm {
 namespace detail {
 FLASHOPTIM_HOST_DEVICE inline reciprocal_norm make_reciprocal(float s) {
   if (!(s > 0.0f)) return {1.0f, 0.0f};
-  if (s < format::pow2(-64)) return {format::pow2(64), format::div_rn(1.0f, s * format::pow2(64))};
-  if (s > format::pow2(64)) return {format::pow2(-64), format::div_rn(1.0f, s * format::pow2(-64))};
+  if (s < format::pow2(-64)) return {format::pow2(64), format::div_rn(1.0f, format::mul_rn(s, format::pow2(64)))};
+  if (s > format::pow2(64)) return {format::pow2(-64), format::div_rn(1.0f, format::mul_rn(s, format::pow2(-64)))};
   return {1.0f, format::div_rn(1.0f, s)};
 }
 FLASHOPTIM_HOST_DEVICE inline float apply_reciprocal(float t, reciprocal_norm n) {
-  return format::min_num(format::max_num((t * n.pre) * n.factor, -1.0f), 1.0f);
+  return format::min_num(format::max_num(format::mul_rn(format::mul_rn(t, n.pre), n.factor), -1.0f), 1.0f);
 }
 }  // namespace detail
 

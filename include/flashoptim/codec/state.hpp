@@ -108,7 +108,7 @@ struct grouped {
     return Compander::post_inverse(Code::value(q));
   }
   FLASHOPTIM_HOST_DEVICE static float decode(float code_val, float scale) {
-    return Compander::pre_inverse(code_val * scale);
+    return Compander::pre_inverse(format::mul_rn(code_val, scale));
   }
 
   template <int N>

@@ -37,10 +37,10 @@ namespace flashoptim::device {
 FLASHOPTIM_HOST_DEVICE inline double clip_grad_multiplier(double sum_squares, std::int32_t non_finite, double max_norm,
                                                           double inv_loss_scale) {
   if (non_finite != 0 || !(max_norm > 0.0) || !format::is_finite(max_norm)) return inv_loss_scale;
-  const double norm = sqrt(sum_squares) * inv_loss_scale;
+  const double norm = format::mul_rn(sqrt(sum_squares), inv_loss_scale);
   if (!format::is_finite(norm)) return inv_loss_scale;
-  const double coef = max_norm / (norm + 1e-6);
-  return coef < 1.0 ? inv_loss_scale * coef : inv_loss_scale;
+  const double coef = max_norm / format::add_rn(norm, 1e-6);
+  return coef < 1.0 ? format::mul_rn(inv_loss_scale, coef) : inv_loss_scale;
 }
 
 namespace detail {

@@ -69,6 +69,89 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float pow2(int k) {
   return float_from_bits(static_cast<std::uint32_t>(k + 127) << 23);
 }
 
+// ---- Arithmetic no compiler flag can contract
+// The library's bytes must not depend on how the including program is
+// compiled: GCC contracts a * b + c into one fma under its default
+// -ffp-contract=fast wherever FMA is enabled (-march=native, or the target
+// attributes of the CPU step's vector functions), nvcc under its default
+// --fmad=true. So every product that feeds an add or a subtraction is formed
+// here, where its rounding is visible, and an intended fused multiply-add is
+// an explicit fma_rn. On the device the _rn intrinsics are the IEEE
+// operations ptxas never contracts (the PTX is the same with or without
+// --fmad=false). On the host the product passes through an empty asm whose
+// operand lives in a floating-point register: the compiler must materialize
+// the rounded product and can see nothing of where the value came from, so
+// it cannot fuse it into a later add. The asm emits no instruction; it only
+// keeps the optimizer from folding across it. MSVC never contracts without
+// /fp:contract or /fp:fast (and /fp:fast is refused by the same rule as
+// -ffast-math: it breaks IEEE arithmetic), so it needs no barrier.
+namespace detail {
+#if defined(__GNUC__) || defined(__clang__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2_MATH__))
+#define FLASHOPTIM_FP_OPAQUE(x) __asm__("" : "+x"(x))
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_FP))
+#define FLASHOPTIM_FP_OPAQUE(x) __asm__("" : "+w"(x))
+#else
+#define FLASHOPTIM_FP_OPAQUE(x) __asm__("" : "+g"(x))
+#endif
+#else
+#define FLASHOPTIM_FP_OPAQUE(x) ((void)0)
+#endif
+template <class T>
+FLASHOPTIM_INLINE T host_opaque(T x) {
+  FLASHOPTIM_FP_OPAQUE(x);
+  return x;
+}
+}  // namespace detail
+
+/// a·b rounded to fp32, never fused into a later add.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float mul_rn(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fmul_rn(a, b);
+#else
+  return detail::host_opaque(a * b);
+#endif
+}
+/// a + b and a - b, rounded. On the host a plain add can only be contracted
+/// with a product that is not opaque, so these need no barrier there.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float add_rn(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sub_rn(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+/// The same in double (the step's scalars are computed in double on the
+/// host and, for device inputs, on the device).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE double mul_rn(double a, double b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __dmul_rn(a, b);
+#else
+  return detail::host_opaque(a * b);
+#endif
+}
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE double add_rn(double a, double b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE double sub_rn(double a, double b) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 /// x · 2^k as two multiplications by 2^floor(k/2) and 2^(k - floor(k/2)).
 /// Each factor is a normal float for |k| <= 252, the first product is exact
 /// for the operands this library feeds it, and the second rounds once; this
@@ -79,7 +162,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float scale_pow2(float x, int k) {
   // negative int, and C++20 guarantees): one instruction where the
   // equivalent k >= 0 ? k / 2 : -((-k + 1) / 2) compiled to six on sm_90.
   const int k1 = k >> 1;
-  return (x * pow2(k1)) * pow2(k - k1);
+  return mul_rn(mul_rn(x, pow2(k1)), pow2(k - k1));
 }
 
 /// floor(), exact for every float (sign of zero and NaN included). The host

@@ -72,9 +72,9 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE T from_byte(unsigned b) {
 struct branch_free_softsign : codec::softsign {
   FLASHOPTIM_HOST_DEVICE static float post(float n) {
 #if FLASHOPTIM_DEVICE_CODE
-    const float num = 2.0f * n;
+    const float num = format::add_rn(n, n);  // 2n, exact doubling
     const float a = format::abs_bits(n);
-    const float q = detail::div_fast_path(num, 1.0f + a);
+    const float q = detail::div_fast_path(num, format::add_rn(1.0f, a));
     const float big = format::is_finite(num) ? format::copysign_bits(2.0f, n)
                                              : (format::is_finite(a) ? num : format::float_from_bits(0x7fffffffu));
     return a < format::pow2(-25) ? num : (a >= format::pow2(25) ? big : q);
@@ -90,9 +90,9 @@ struct branch_free_softsign : codec::softsign {
 struct clamped_softsign : codec::softsign {
   FLASHOPTIM_HOST_DEVICE static float post(float n) {
 #if FLASHOPTIM_DEVICE_CODE
-    const float num = 2.0f * n;
+    const float num = format::add_rn(n, n);  // 2n, exact doubling
     const float a = format::abs_bits(n);
-    const float q = detail::div_fast_path(num, 1.0f + a);
+    const float q = detail::div_fast_path(num, format::add_rn(1.0f, a));
     return a < format::pow2(-25) ? num : q;
 #else
     return codec::softsign::post(n);

@@ -51,14 +51,14 @@ __global__ void __launch_bounds__(Threads) grad_stats_kernel(const table_view<Co
         const float g = format::to_float(grad[start + i]);
         bad |= !format::is_finite(g);
         // float * float is exact in double: the sum's only roundings are the adds.
-        sum += static_cast<double>(g) * static_cast<double>(g);
+        sum = format::add_rn(sum, format::mul_rn(static_cast<double>(g), static_cast<double>(g)));
       }
     }
   }
   // Block reduction in a fixed order: warp butterflies, then warp 0.
   __shared__ double warp_sums[Threads / 32];
   __shared__ int warp_bad[Threads / 32];
-  FLASHOPTIM_UNROLL for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o);
+  FLASHOPTIM_UNROLL for (int o = 16; o > 0; o >>= 1) sum = format::add_rn(sum, __shfl_down_sync(0xffffffffu, sum, o));
   const int any_bad = __any_sync(0xffffffffu, bad);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) {
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(Threads) grad_stats_kernel(const table_view<Co
     double s = 0.0;
     int b = 0;
     for (int w = 0; w < Threads / 32; ++w) {
-      s += warp_sums[w];
+      s = format::add_rn(s, warp_sums[w]);
       b |= warp_bad[w];
     }
     ws.block_sums[blockIdx.x] = s;
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(Threads) grad_stats_kernel(const table_view<Co
   double total = 0.0;
   int flag = 0;
   for (unsigned int b = 0; b < gridDim.x; ++b) {
-    total += *static_cast<volatile double*>(ws.block_sums + b);
+    total = format::add_rn(total, *static_cast<volatile double*>(ws.block_sums + b));
     flag |= *static_cast<volatile std::int32_t*>(ws.block_flags + b);
   }
   out->sum_squares = total;

@@ -164,9 +164,9 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
 /// quotient is normal, or exact when 1 + |n| rounds to 1).
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float half_softsign(float n) {
 #if FLASHOPTIM_DEVICE_CODE
-  return detail::div_fast_path(n, 1.0f + fabsf(n));
+  return detail::div_fast_path(n, format::add_rn(1.0f, fabsf(n)));
 #else
-  return format::div_rn(n, 1.0f + format::abs_bits(n));
+  return format::div_rn(n, format::add_rn(1.0f, format::abs_bits(n)));
 #endif
 }
 
@@ -198,7 +198,7 @@ struct ulp_arithmetic {
   /// RN(c / M) * 2^-(m+1): exact (|c / M| >= 2^-15 keeps it normal). The
   /// kernel tabulates it for int8 corrections.
   FLASHOPTIM_HOST_DEVICE static float fraction(C c) {
-    return format::div_rn(static_cast<float>(c), static_cast<float>(max_code)) * format::pow2(-(mant_bits + 1));
+    return format::mul_rn(format::div_rn(static_cast<float>(c), static_cast<float>(max_code)), format::pow2(-(mant_bits + 1)));
   }
   /// 2^E(lo), clamped to [2^Emin, 2^127], from lo's fp32 bits.
   FLASHOPTIM_HOST_DEVICE static float exponent_scale(float lo) {
@@ -211,7 +211,7 @@ struct ulp_arithmetic {
   /// correction as scale_pow2(c / M, E - m - 1), whose first product is
   /// exact: both round the same real number once.
   FLASHOPTIM_HOST_DEVICE static float decode(float lo, float fraction_of_c) {
-    return lo + fraction_of_c * exponent_scale(lo);
+    return format::add_rn(lo, format::mul_rn(fraction_of_c, exponent_scale(lo)));
   }
   /// 2^(1 - E(lo)) for a finite lo: the biased exponent 255 - F is the
   /// complement of lo's field F (clamped below at T's smallest normal); +0
@@ -226,7 +226,7 @@ struct ulp_arithmetic {
   /// non-finite x - lo comes with a non-finite lo (x finite, lo = +-inf) or
   /// is NaN: times inverse_scale's +0 it is NaN, which converts to 0.
   FLASHOPTIM_HOST_DEVICE static C correction(float x, float lo) {
-    const float t = (x - lo) * inverse_scale(lo);
+    const float t = format::mul_rn(format::sub_rn(x, lo), inverse_scale(lo));
     return static_cast<C>(trunc_to_int(format::fma_rn(t, code_scale, format::copysign_bits(0.5f, t))));
   }
   FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) {
@@ -345,12 +345,12 @@ struct scale_fp32_encoder {
     if (reduce.all(plain_range)) {
       const float factor = m > 0.0f ? reciprocal(m) : 0.0f;
       s = m;
-      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = t[i] * factor;
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
     } else {  // rare: a group with an infinity, or a scale outside [2^-64, 2^64]
       const float amax = reduce(Codec::template tile_amax<N>(t));
       s = codec::scale_fp32::store(amax);
       const codec::reciprocal_norm norm = codec::scale_fp32::make_norm(amax, s);
-      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = (t[i] * norm.pre) * norm.factor;
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(format::mul_rn(t[i], norm.pre), norm.factor);
     }
     FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
       if constexpr (rule == element_rule::softsign_int8) {

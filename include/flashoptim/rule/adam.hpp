@@ -67,13 +67,13 @@ struct adam_rule {
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
                                                      double inv_grad_scale) {
-    const double bc1 = 1.0 - pow_int(h.beta1, step);
-    const double bc2 = 1.0 - pow_int(h.beta2, step);
+    const double bc1 = format::sub_rn(1.0, pow_int(h.beta1, step));
+    const double bc2 = format::sub_rn(1.0, pow_int(h.beta2, step));
     scalars s;
     s.beta1 = static_cast<float>(h.beta1);
-    s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
+    s.one_minus_beta1 = static_cast<float>(format::sub_rn(1.0, h.beta1));
     s.beta2 = static_cast<float>(h.beta2);
-    s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
+    s.one_minus_beta2 = static_cast<float>(format::sub_rn(1.0, h.beta2));
     s.neg_step_size = static_cast<float>(-(lr / bc1));
     s.inv_sqrt_bc2 = static_cast<float>(1.0 / format::sqrt_rn(bc2));
     s.eps = static_cast<float>(h.eps);
@@ -93,12 +93,12 @@ struct adam_rule {
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v,
                                            const Math& math = Math{}) {
     if (Decoupled) {
-      p = math.bound(p * s.decay);
+      p = math.bound(format::mul_rn(p, s.decay));
     } else {
       g = math.bound(format::fma_rn(s.weight_decay, p, g));
     }
-    m = math.bound(format::fma_rn(s.beta1, m, s.one_minus_beta1 * g));
-    v = math.bound(format::fma_rn(s.beta2, v, math.bound((s.one_minus_beta2 * g) * g)));
+    m = math.bound(format::fma_rn(s.beta1, m, format::mul_rn(s.one_minus_beta1, g)));
+    v = math.bound(format::fma_rn(s.beta2, v, math.bound(format::mul_rn(format::mul_rn(s.one_minus_beta2, g), g))));
     math.observe(m, v);
     const float d = math.bound(format::fma_rn(math.sqrt(v), s.inv_sqrt_bc2, s.eps));
     p = math.bound(format::fma_rn(s.neg_step_size, math.bound(math.div(m, d)), p));

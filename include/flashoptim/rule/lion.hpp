@@ -55,15 +55,18 @@ struct lion {
     scalars s;
     s.neg_lr = static_cast<float>(-lr);
     s.beta1 = static_cast<float>(h.beta1);
-    s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
+    s.one_minus_beta1 = static_cast<float>(format::sub_rn(1.0, h.beta1));
     s.beta2 = static_cast<float>(h.beta2);
-    s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
+    s.one_minus_beta2 = static_cast<float>(format::sub_rn(1.0, h.beta2));
     s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
     s.inv_grad_scale = static_cast<float>(inv_grad_scale);
     return s;
   }
 
-  FLASHOPTIM_HOST_DEVICE static float sign(float c) { return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : c * 0.0f); }
+  FLASHOPTIM_HOST_DEVICE static float sign(float c) {
+    const float zero_or_nan = format::mul_rn(c, 0.0f);  // formed first: the choice stays a select
+    return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : zero_or_nan);
+  }
 
   /// `Math` bounds every intermediate that can overflow (ieee_math: the
   /// identity; saturating_math: the recomputation of rule/tile.hpp). c needs
@@ -71,9 +74,9 @@ struct lion {
   template <class Math = ieee_math>
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
                                            const Math& math = Math{}) {
-    const float c = format::fma_rn(s.beta1, m, s.one_minus_beta1 * g);
-    p = math.bound(format::fma_rn(s.neg_lr, sign(c), math.bound(p * s.decay)));
-    m = math.bound(format::fma_rn(s.beta2, m, s.one_minus_beta2 * g));
+    const float c = format::fma_rn(s.beta1, m, format::mul_rn(s.one_minus_beta1, g));
+    p = math.bound(format::fma_rn(s.neg_lr, sign(c), math.bound(format::mul_rn(p, s.decay))));
+    m = math.bound(format::fma_rn(s.beta2, m, format::mul_rn(s.one_minus_beta2, g)));
   }
 };
 

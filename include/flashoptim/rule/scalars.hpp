@@ -20,8 +20,9 @@ FLASHOPTIM_HOST_DEVICE inline double pow_int(double base, std::int64_t exponent)
   double b = base;
   std::uint64_t e = exponent < 0 ? 0 : static_cast<std::uint64_t>(exponent);
   while (e) {
-    if (e & 1u) result *= b;
-    b *= b;
+    const double next = format::mul_rn(result, b);  // formed first: the choice stays a select
+    result = (e & 1u) ? next : result;
+    b = format::mul_rn(b, b);
     e >>= 1;
   }
   return result;
@@ -128,7 +129,8 @@ inline status validate_step(const char* rule, double lr, std::int64_t step, doub
 /// The multiplicative decay of decoupled weight decay:
 /// 1 - lr * wd, or 1 - wd * lr / initial_lr with decouple_lr.
 FLASHOPTIM_HOST_DEVICE inline float decay_factor(double lr, double weight_decay, bool decouple_lr, double initial_lr) {
-  return static_cast<float>(decouple_lr ? 1.0 - weight_decay * (lr / initial_lr) : 1.0 - lr * weight_decay);
+  return static_cast<float>(decouple_lr ? format::sub_rn(1.0, format::mul_rn(weight_decay, lr / initial_lr))
+                                       : format::sub_rn(1.0, format::mul_rn(lr, weight_decay)));
 }
 
 }  // namespace flashoptim::rule

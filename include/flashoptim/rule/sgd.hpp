@@ -65,7 +65,7 @@ struct sgd_rule {
     s.weight_decay = static_cast<float>(h.weight_decay);
     s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
     s.momentum = static_cast<float>(h.momentum);
-    s.one_minus_dampening = static_cast<float>(1.0 - h.dampening);
+    s.one_minus_dampening = static_cast<float>(format::sub_rn(1.0, h.dampening));
     s.inv_grad_scale = static_cast<float>(inv_grad_scale);
     s.first_step = step == 1;
     s.nesterov = h.nesterov;
@@ -79,13 +79,13 @@ struct sgd_rule {
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
                                            const Math& math = Math{}) {
     if (Decoupled) {
-      p = math.bound(p * s.decay);
+      p = math.bound(format::mul_rn(p, s.decay));
     } else {
       g = math.bound(format::fma_rn(s.weight_decay, p, g));
     }
     float u = g;
     if (s.has_momentum) {
-      m = s.first_step ? g : math.bound(format::fma_rn(s.momentum, m, s.one_minus_dampening * g));
+      m = s.first_step ? g : math.bound(format::fma_rn(s.momentum, m, format::mul_rn(s.one_minus_dampening, g)));
       u = s.nesterov ? math.bound(format::fma_rn(s.momentum, m, g)) : m;
     }
     p = math.bound(format::fma_rn(s.neg_lr, u, p));

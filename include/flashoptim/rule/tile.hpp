@@ -83,7 +83,7 @@ struct finite_guard {
     if (!(format::is_finite(graw) && format::within(x, decoded_limit) && format::is_finite(m0) &&
           format::is_finite(v0)))
       return;  // a non-finite input propagates
-    const float g = format::saturate(graw * sc.inv_grad_scale);
+    const float g = format::saturate(format::mul_rn(graw, sc.inv_grad_scale));
     float pi = x, mi = m0, vi = v0;
     Config::rule::apply(sc, g, pi, mi, vi, rule::saturating_math{});
     p = format::bits_of(pi) == format::bits_of(x) ? pi : format::clamp_magnitude(pi, param_limit());
@@ -119,7 +119,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void step_tile(const typename Config::s
   FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
     if (i < valid) {
       const float graw = format::to_float(t.grad[i]);
-      const float g = graw * sc.inv_grad_scale;
+      const float g = format::mul_rn(graw, sc.inv_grad_scale);
       float p = x[i];
       const float m0 = m[i], v0 = v[i];  // for the recomputation
       (void)m0, (void)v0;
