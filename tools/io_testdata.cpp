@@ -40,12 +40,13 @@ struct buffers {
       t.size = n;
       t.param = take<typename C::param_type>(n);
       if constexpr (C::has_aux) t.aux = take<typename C::aux_type>(n);
-      if constexpr (C::state0::stores_state) t.code0 = take<typename C::state0::code_type>(n);
-      if constexpr (codec::is_grouped<typename C::state0>::value)
-        t.scale0 = take<typename C::state0::scale_type>(codec::scale_count<typename C::state0>(n));
-      if constexpr (C::state1::stores_state) t.code1 = take<typename C::state1::code_type>(n);
-      if constexpr (codec::is_grouped<typename C::state1>::value)
-        t.scale1 = take<typename C::state1::scale_type>(codec::scale_count<typename C::state1>(n));
+      for_each_slot<C::num_slots>([&](auto k) {
+        constexpr int I = decltype(k)::value;
+        using S = typename C::template state<I>;
+        if constexpr (S::stores_state) state_of<I>(t).codes = take<typename S::code_type>(n);
+        if constexpr (codec::is_grouped<S>::value)
+          state_of<I>(t).scales = take<typename S::scale_type>(codec::scale_count<S>(n));
+      });
       grads.emplace_back(static_cast<std::size_t>(n));
       t.grad = grads.back().data();
       refs.push_back(t);

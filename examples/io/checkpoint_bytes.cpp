@@ -110,9 +110,12 @@ struct owned {
       typename C::aux_type* aux = nullptr;
       if constexpr (C::has_aux) aux = t.aux;
       (void)codec::split<typename C::master>(x.data(), n, t.param, aux);
-      if constexpr (C::state0::stores_state) (void)codec::quantize<typename C::state0>(x.data(), n, t.code0, t.scale0);
+      if constexpr (C::state0::stores_state)
+        (void)codec::quantize<typename C::state0>(x.data(), n, t.template state<0>().codes, t.template state<0>().scales);
       for (auto& v : x) v *= v;
-      if constexpr (C::state1::stores_state) (void)codec::quantize<typename C::state1>(x.data(), n, t.code1, t.scale1);
+      if constexpr (C::num_slots > 1 && C::state1::stores_state)
+        (void)codec::quantize<typename C::state1>(x.data(), n, flashoptim::state_of<C::num_slots > 1 ? 1 : 0>(t).codes,
+                                                  flashoptim::state_of<C::num_slots > 1 ? 1 : 0>(t).scales);
       refs.push_back(t);
       names.push_back(s.name);
       shapes.push_back(s.shape);

@@ -30,6 +30,11 @@ using sgdw_momentum = step_config<rule::sgdw, ulp8, bf16, dm>;
 using adam_default = step_config<rule::adam, ulp8, bf16, dm, dv>;
 using adamw_default = step_config<rule::adamw, ulp8, bf16, dm, dv>;
 using lion_default = step_config<rule::lion, ulp8, bf16, dm>;
+// AMSGrad: a third state, max_exp_avg_sq; by default the second moment's codec
+using adam_amsgrad_default = step_config<rule::adam_amsgrad, ulp8, bf16, dm, dv>;
+using adamw_amsgrad_default = step_config<rule::adamw_amsgrad, ulp8, bf16, dm, dv>;
+using adamw_amsgrad_fp32_max = step_config<rule::adamw_amsgrad, ulp8, bf16, dm, dv, p::fp32>;
+using adamw_amsgrad_bf16 = step_config<rule::adamw_amsgrad, c::native<bf16>, bf16, p::bf16, p::bf16_sr, p::bf16_sr>;
 // every master mode / param type (AdamW, default states)
 using adamw_fp32_native = step_config<rule::adamw, c::native<float>, float, dm, dv>;
 using adamw_bf16_native = step_config<rule::adamw, c::native<bf16>, bf16, dm, dv>;

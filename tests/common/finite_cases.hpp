@@ -99,10 +99,16 @@ void fill_grads(typename Config::grad_type* g, std::int64_t n, testdata::generat
 
 /// Whether every parameter, decoded master, correction and decoded state of
 /// r is finite; `where` names the first that is not.
+/// f(slot_index<I>{}) for the slot I == slot.
+template <class Config, class F>
+void with_slot_index(int slot, F&& f) {
+  for_each_slot<Config::num_slots>([&](auto k) {
+    if (decltype(k)::value == slot) f(k);
+  });
+}
+
 template <class Config>
 bool all_finite(const tensor_ref<Config>& r, std::string& where) {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
   char buf[160];
   for (std::int64_t i = 0; i < r.size; ++i) {
     typename Config::aux_type a{};
@@ -116,11 +122,16 @@ bool all_finite(const tensor_ref<Config>& r, std::string& where) {
     }
   }
   std::vector<float> s(static_cast<std::size_t>(r.size));
-  for (int slot = 0; slot < 2; ++slot) {
-    if (slot == 0 && !S0::stores_state) continue;
-    if (slot == 1 && !S1::stores_state) continue;
-    if (slot == 0) codec::dequantize<S0>(r.code0, r.scale0, r.size, s.data());
-    else codec::dequantize<S1>(r.code1, r.scale1, r.size, s.data());
+  for (int slot = 0; slot < Config::num_slots; ++slot) {
+    bool stored = false;
+    with_slot_index<Config>(slot, [&](auto k) {
+      using S = typename Config::template state<decltype(k)::value>;
+      stored = S::stores_state;
+      if constexpr (S::stores_state)
+        codec::dequantize<S>(state_of<decltype(k)::value>(r).codes, state_of<decltype(k)::value>(r).scales, r.size,
+                             s.data());
+    });
+    if (!stored) continue;
     for (std::int64_t i = 0; i < r.size; ++i) {
       if (!std::isfinite(s[static_cast<std::size_t>(i)])) {
         std::snprintf(buf, sizeof buf, "element %lld: state %d = %g", static_cast<long long>(i), slot,

@@ -424,7 +424,7 @@ TEST_CASE("a user adds a format through format_traits and a compander as a type"
   std::vector<float> p(5, 1.0f), g = {0.5f, -0.25f, 1.0f, 0.0f, 2.0f};
   std::vector<T> m(5);
   tensor_ref<cfg> t;
-  t.param = p.data(), t.grad = g.data(), t.code0 = m.data(), t.size = 5;
+  t.param = p.data(), t.grad = g.data(), flashoptim::state_of<0>(t).codes = m.data(), t.size = 5;
   cfg::hyper h;
   h.lr = 0.5;
   h.momentum = 0.9;

@@ -189,16 +189,16 @@ TEST_CASE("C14: null, misaligned, aliasing and mismatched buffers are refused be
   r.grad = nullptr;
   expect(r, status_code::null_pointer, "null grad");
   r = t.ref();
-  r.scale1 = nullptr;
+  flashoptim::state_of<1>(r).scales = nullptr;
   expect(r, status_code::null_pointer, "null scales");
   r = t.ref();
   r.param = reinterpret_cast<bf16*>(reinterpret_cast<char*>(t.param.data()) + 1);
   expect(r, status_code::misaligned, "param offset by one byte");
   r = t.ref();
-  r.scale0 = reinterpret_cast<float*>(reinterpret_cast<char*>(t.scale0.data()) + 2);
+  flashoptim::state_of<0>(r).scales = reinterpret_cast<float*>(reinterpret_cast<char*>(t.scale0.data()) + 2);
   expect(r, status_code::misaligned, "scales offset by two bytes");
   r = t.ref();
-  r.code1 = reinterpret_cast<std::uint8_t*>(t.code0.data());
+  flashoptim::state_of<1>(r).codes = reinterpret_cast<std::uint8_t*>(t.code0.data());
   expect(r, status_code::aliasing, "state1 aliases state0");
   r = t.ref();
   r.size = -5;
@@ -221,13 +221,13 @@ TEST_CASE("C14: type-erased buffers: dtype, correction width and counts are chec
   b.param = {t.param.data(), dtype::bf16, 100};
   b.aux = {t.aux.data(), dtype::i8, 100};
   b.grad = {t.grad.data(), dtype::bf16, 100};
-  b.state0 = {t.code0.data(), dtype::i8, 100};
-  b.scale0 = {t.scale0.data(), dtype::f32, 4};
-  b.state1 = {t.code1.data(), dtype::u8, 100};
-  b.scale1 = {t.scale1.data(), dtype::f32, 4};
+  b.states[0].codes = {t.code0.data(), dtype::i8, 100};
+  b.states[0].scales = {t.scale0.data(), dtype::f32, 4};
+  b.states[1].codes = {t.code1.data(), dtype::u8, 100};
+  b.states[1].scales = {t.scale1.data(), dtype::f32, 4};
   tensor_ref<adamw_default> r;
   CHECK(bind(0, b, r).ok());
-  CHECK(r.code1 == t.code1.data());
+  CHECK(r.state<1>().codes == t.code1.data());
   auto bad = b;
   bad.aux.type = dtype::i16;
   status s = bind(3, bad, r);
@@ -237,7 +237,7 @@ TEST_CASE("C14: type-erased buffers: dtype, correction width and counts are chec
   bad.grad.type = dtype::f32;
   CHECK(bind(0, bad, r).code() == status_code::dtype_mismatch);
   bad = b;
-  bad.scale1.count = 3;  // a truncated scale buffer
+  bad.states[1].scales.count = 3;  // a truncated scale buffer
   CHECK(bind(0, bad, r).code() == status_code::size_mismatch);
   bad = b;
   bad.grad.count = 99;

@@ -7,9 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <type_traits>
 
 #include "common/configs.hpp"
 #include "common/harness.hpp"
+#include "common/typed_tensor.hpp"
 
 using namespace testconfigs;
 
@@ -84,6 +86,50 @@ TEST_CASE("C5: Adam, AdamW and Lion equal R32 bitwise") {
   check_config<lion_default>("lion", l, 0.1, true);
   check_config<lion_fp32>("lion fp32", l, 0.001);
   check_config<lion_reference>("lion reference states", l, 0.1);
+}
+
+TEST_CASE("C5: AMSGrad equals R32 bitwise (third state, default and own codecs)") {
+  static_assert(std::is_same<adamw_amsgrad_default::state<2>, dv>::value, "vmax takes v's codec by default");
+  static_assert(adamw_amsgrad_default::num_slots == 3, "three slots");
+  check_config<adam_amsgrad_default>("adam amsgrad", adam_hyper<adam_amsgrad_default>(0.1), 0.02);
+  check_config<adamw_amsgrad_default>("adamw amsgrad", adam_hyper<adamw_amsgrad_default>(), 0.02, true);
+  check_config<adamw_amsgrad_fp32_max>("adamw amsgrad fp32 vmax", adam_hyper<adamw_amsgrad_fp32_max>(), 0.02);
+  check_config<adamw_amsgrad_bf16>("adamw amsgrad bf16 native", adam_hyper<adamw_amsgrad_bf16>(), 0.5);  // as adamw bf16 native
+}
+
+TEST_CASE("C5: maximize (the gradient negated) equals R32 bitwise for every rule") {
+  rule::sgd::hyper s;
+  s.lr = 1e-2;
+  s.momentum = 0.9;
+  s.weight_decay = 0.1;
+  s.maximize = true;
+  check_config<sgd_momentum>("sgd maximize", s, 0.02);
+  auto a = adam_hyper<adam_default>(0.1);
+  a.maximize = true;
+  check_config<adam_default>("adam maximize", a, 0.02);
+  auto w = adam_hyper<adamw_default>();
+  w.maximize = true;
+  check_config<adamw_default>("adamw maximize", w, 0.02);
+  auto am = adam_hyper<adamw_amsgrad_default>();
+  am.maximize = true;
+  check_config<adamw_amsgrad_default>("adamw amsgrad maximize", am, 0.02);
+  rule::lion::hyper l;
+  l.lr = 1e-3;
+  l.weight_decay = 0.1;
+  l.maximize = true;
+  check_config<lion_default>("lion maximize", l, 0.1);
+}
+
+TEST_CASE("maximize ascends: one step moves every parameter against a descending step") {
+  for (bool maximize : {false, true}) {
+    auto h = adam_hyper<adamw_default>(0.0);
+    h.maximize = maximize;
+    testutil::typed_tensor<adamw_default> t(64);
+    for (int i = 0; i < 64; ++i) t.set_master(i, 1.0f), t.set_grad(i, 1.0f);
+    auto v = t.view();
+    REQUIRE(cpu::step_serial<adamw_default>(h, step_args{}, &v, 1).ok());
+    for (int i = 0; i < 64; ++i) CHECK((maximize ? t.master(i) > 1.0f : t.master(i) < 1.0f));
+  }
 }
 
 TEST_CASE("C5: every master mode equals R32 bitwise") {

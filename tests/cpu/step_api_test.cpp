@@ -199,7 +199,7 @@ TEST_CASE("C14/C11: bad arguments and skip write nothing, with step_serial's sta
   same_as_serial(list, 2, h, a_bad);
   same_as_serial(nullptr, 2, h, a);
   auto l2 = list[1];
-  l2.code0 = nullptr;
+  flashoptim::state_of<0>(l2).codes = nullptr;
   flashoptim::tensor_ref<C> bad_list[2] = {list[0], l2};
   same_as_serial(bad_list, 2, h, a);
   l2 = list[1];
@@ -211,7 +211,7 @@ TEST_CASE("C14/C11: bad arguments and skip write nothing, with step_serial's sta
   bad_list[1] = l2;
   same_as_serial(bad_list, 2, h, a);
   l2 = list[1];
-  l2.code1 = reinterpret_cast<std::uint8_t*>(l2.code0);  // state0 and state1 overlap
+  flashoptim::state_of<1>(l2).codes = reinterpret_cast<std::uint8_t*>(flashoptim::state_of<0>(l2).codes);  // state0 and state1 overlap
   bad_list[1] = l2;
   same_as_serial(bad_list, 2, h, a);
   l2 = list[1];

@@ -59,6 +59,35 @@ TEST_CASE("C5/C20: Adam, AdamW and Lion, every ISA and thread count equal step_s
   check_config<lion_bf16_sr>("lion bf16 sr", l, false);
 }
 
+TEST_CASE("C5/C20: AMSGrad and maximize, every ISA and thread count equal step_serial") {
+  static_assert(cpu::detail::vectorized<adamw_amsgrad_default>, "AMSGrad takes the SIMD path");
+  static_assert(cpu::detail::vectorized<adamw_amsgrad_bf16>, "AMSGrad with plain states takes the SIMD path");
+  rule::adamw_amsgrad::hyper h;
+  h.lr = 1e-2;
+  h.weight_decay = 0.1;
+  check_config<adamw_amsgrad_default>("adamw amsgrad", h);
+  check_config<adamw_amsgrad_fp32_max>("adamw amsgrad fp32 vmax", h, false);
+  check_config<adamw_amsgrad_bf16>("adamw amsgrad bf16 states", h, false);
+  rule::adam_amsgrad::hyper a;
+  a.lr = 1e-2;
+  a.weight_decay = 0.1;
+  a.maximize = true;
+  check_config<adam_amsgrad_default>("adam amsgrad maximize", a);
+  rule::adamw::hyper w;
+  w.lr = 1e-2;
+  w.maximize = true;
+  check_config<adamw_default>("adamw maximize", w, false);
+  rule::lion::hyper l;
+  l.lr = 1e-3;
+  l.maximize = true;
+  check_config<lion_default>("lion maximize", l, false);
+  rule::sgd::hyper s;
+  s.lr = 1e-2;
+  s.momentum = 0.9;
+  s.maximize = true;
+  check_config<sgd_momentum>("sgd maximize", s, false);
+}
+
 TEST_CASE("C5/C20: gradient unscaling (inv_grad_scale != 1) on every path") {
   rule::adamw::hyper h;
   h.lr = 1e-2;

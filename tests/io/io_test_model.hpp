@@ -85,10 +85,12 @@ struct model {
       t.param = param[i].data();
       if constexpr (C::has_aux) t.aux = aux[i].data();
       t.grad = grad[i].data();
-      if constexpr (C::state0::stores_state) t.code0 = code0[i].data();
-      if constexpr (codec::is_grouped<typename C::state0>::value) t.scale0 = scale0[i].data();
-      if constexpr (C::state1::stores_state) t.code1 = code1[i].data();
-      if constexpr (codec::is_grouped<typename C::state1>::value) t.scale1 = scale1[i].data();
+      if constexpr (C::state0::stores_state) state_of<0>(t).codes = code0[i].data();
+      if constexpr (codec::is_grouped<typename C::state0>::value) state_of<0>(t).scales = scale0[i].data();
+      if constexpr (C::num_slots > 1) {
+        if constexpr (C::state1::stores_state) state_of<1>(t).codes = code1[i].data();
+        if constexpr (codec::is_grouped<typename C::state1>::value) state_of<1>(t).scales = scale1[i].data();
+      }
       t.size = sizes[i];
       t.seed = 0x1234 + i;
       refs.push_back(t);

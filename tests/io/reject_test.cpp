@@ -407,7 +407,7 @@ TEST_CASE("C14 bad arguments: a clear error before anything is written") {
   CHECK(io::save_checkpoint<cfg>(path, bad_h, 1, m.refs.data(), m.names.data(), 3).code() ==
         status_code::hyperparameter_out_of_range);
   auto refs = m.refs;
-  refs[2].code1 = nullptr;
+  flashoptim::state_of<1>(refs[2]).codes = nullptr;
   CHECK(io::save_checkpoint<cfg>(path, h, 1, refs.data(), m.names.data(), 3).code() == status_code::null_pointer);
   const std::vector<std::int64_t> shapes[3] = {{1}, {3, 11}, {4, 11}};
   io::save_options so;
@@ -423,12 +423,12 @@ TEST_CASE("C14 bad arguments: a clear error before anything is written") {
   // Loading into overlapping destination buffers is refused.
   REQUIRE(io::save_checkpoint<cfg>(path, h, 1, m.refs.data(), m.names.data(), 3).ok());
   refs = m.refs;
-  refs[2].code0 = reinterpret_cast<std::int8_t*>(m.code1[2].data());
+  flashoptim::state_of<0>(refs[2]).codes = reinterpret_cast<std::int8_t*>(m.code1[2].data());
   std::int64_t step = 0;
   status s = io::load_checkpoint<cfg>(path, h, step, refs.data(), m.names.data(), 3);
   CHECK(s.code() == status_code::aliasing);
   refs = m.refs;
-  refs[2].code0 = m.code0[1].data();  // across tensors
+  flashoptim::state_of<0>(refs[2]).codes = m.code0[1].data();  // across tensors
   s = io::load_checkpoint<cfg>(path, h, step, refs.data(), m.names.data(), 3);
   CHECK(s.code() == status_code::aliasing);
   CHECK(io::load_checkpoint<cfg>(path + ".missing", h, step, m.refs.data(), m.names.data(), 3).code() ==

@@ -87,8 +87,8 @@ rule_kind rule_kind_of() {
   using namespace flashoptim::rule;
   if (std::is_same<Rule, sgd>::value) return rule_kind::sgd;
   if (std::is_same<Rule, sgdw>::value) return rule_kind::sgdw;
-  if (std::is_same<Rule, adam>::value) return rule_kind::adam;
-  if (std::is_same<Rule, adamw>::value) return rule_kind::adamw;
+  if (std::is_same<Rule, adam>::value || std::is_same<Rule, adam_amsgrad>::value) return rule_kind::adam;
+  if (std::is_same<Rule, adamw>::value || std::is_same<Rule, adamw_amsgrad>::value) return rule_kind::adamw;
   return rule_kind::lion;
 }
 
@@ -101,6 +101,9 @@ rule_desc describe_rule(const typename Config::hyper& h) {
   r.weight_decay = h.weight_decay;
   r.decouple_lr = h.decouple_lr;
   r.initial_lr = h.initial_lr;
+  r.maximize = h.maximize;
+  r.amsgrad = std::is_same<typename Config::rule, flashoptim::rule::adam_amsgrad>::value ||
+              std::is_same<typename Config::rule, flashoptim::rule::adamw_amsgrad>::value;
   if constexpr (std::is_same<typename Config::rule, flashoptim::rule::sgd>::value ||
                 std::is_same<typename Config::rule, flashoptim::rule::sgdw>::value) {
     r.momentum = h.momentum;
@@ -120,8 +123,10 @@ model describe(const typename Config::hyper& h) {
   m.rule = describe_rule<Config>(h);
   m.master = describe_master<typename Config::master>::get();
   m.grad = flashoptim::dtype_v<typename Config::grad_type>;
-  m.state[0] = describe_codec<typename Config::state0>::get();
-  m.state[1] = describe_codec<typename Config::state1>::get();
+  static_assert(Config::num_slots <= slots, "R32 models three state slots");
+  m.state[0] = describe_codec<typename Config::template state<0>>::get();
+  m.state[1] = describe_codec<typename Config::template state<1>>::get();
+  m.state[2] = describe_codec<typename Config::template state<2>>::get();
   return m;
 }
 
@@ -137,10 +142,12 @@ flashoptim::tensor_ref<Config> view(tensor& t) {
   r.param = ptr(t.param, static_cast<typename R::param_type*>(nullptr));
   r.aux = ptr(t.aux, static_cast<typename R::aux_type*>(nullptr));
   r.grad = ptr(t.grad, static_cast<typename R::grad_type*>(nullptr));
-  r.code0 = ptr(t.code[0], static_cast<typename R::code0_type*>(nullptr));
-  r.scale0 = ptr(t.scale[0], static_cast<typename R::scale0_type*>(nullptr));
-  r.code1 = ptr(t.code[1], static_cast<typename R::code1_type*>(nullptr));
-  r.scale1 = ptr(t.scale[1], static_cast<typename R::scale1_type*>(nullptr));
+  flashoptim::for_each_slot<Config::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    auto& ref = flashoptim::state_of<I>(r);
+    ref.codes = ptr(t.code[I], ref.codes);
+    ref.scales = ptr(t.scale[I], ref.scales);
+  });
   r.size = t.n;
   r.seed = t.seed;
   return r;

@@ -295,6 +295,8 @@ struct rule_desc {
   double momentum = 0.0, dampening = 0.0;
   bool nesterov = false, decouple_lr = false;
   double initial_lr = 0.0;
+  bool amsgrad = false;   ///< Adam/AdamW: a third state, vmax = max(vmax, v), denominator from vmax
+  bool maximize = false;  ///< the gradient is negated first (torch's maximize)
 };
 
 struct scalars32 {
@@ -328,6 +330,7 @@ inline scalars32 make_scalars(const rule_desc& r, std::int64_t step, double inv_
   s.rs = static_cast<float>(1.0 / std::sqrt(1.0 - p2));
   s.eps = static_cast<float>(r.eps);
   s.inv_scale = static_cast<float>(inv_scale);
+  if (r.maximize) s.inv_scale = -s.inv_scale;  // g = -(graw * inv_scale), exactly
   s.first = step == 1;
   return s;
 }
@@ -339,8 +342,10 @@ inline float sat(float x) { return clamp_to(x, std::numeric_limits<float>::max()
 /// The rule; `saturating`: the finite-arithmetic recomputation, every
 /// intermediate that can overflow clamped to +-FLT_MAX and sqrt of a
 /// negative v taken of 0.
-inline void apply_rule(const rule_desc& r, const scalars32& s, float g, float& p, float& m, float& v,
+inline void apply_rule(const rule_desc& r, const scalars32& s, float g, float& p, float (&st)[3],
                        bool saturating = false) {
+  float& m = st[0];
+  float& v = st[1];
   auto b = [saturating](float x) { return saturating ? sat(x) : x; };
   switch (r.kind) {
     case rule_kind::sgd:
@@ -361,7 +366,13 @@ inline void apply_rule(const rule_desc& r, const scalars32& s, float g, float& p
       else g = b(std::fma(s.wd, p, g));
       m = b(std::fma(s.b1, m, s.omb1 * g));
       v = b(std::fma(s.b2, v, b((s.omb2 * g) * g)));
-      const float d = b(std::fma(std::sqrt(saturating && !(v > 0.0f) ? 0.0f : v), s.rs, s.eps));
+      float vd = v;
+      if (r.amsgrad) {
+        // torch.maximum: NaN in either propagates
+        st[2] = (std::isnan(v) || v > st[2]) ? v : st[2];
+        vd = st[2];
+      }
+      const float d = b(std::fma(std::sqrt(saturating && !(vd > 0.0f) ? 0.0f : vd), s.rs, s.eps));
       p = b(std::fma(s.neg_step, b(m / d), p));
       return;
     }
@@ -395,26 +406,28 @@ inline float state_limit(const codec_desc& c) {
 inline bool beyond(float x, float limit) { return !(std::fabs(x) <= limit); }
 
 // ------------------------------------------------------------------ a tensor and a step
-inline constexpr std::uint64_t slot_salt[2] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full};
+inline constexpr int slots = 3;
+inline constexpr std::uint64_t slot_salt[slots] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full,
+                                                   0x2545f4914f6cdd1dull};
 
 struct model {
   rule_desc rule;
   master_desc master;
   dtype grad = dtype::bf16;
-  codec_desc state[2];
+  codec_desc state[slots];  ///< kind none past the rule's states
 };
 
 struct tensor {
   std::int64_t n = 0;
   std::uint64_t seed = 0;
-  std::vector<std::uint8_t> param, aux, grad, code[2], scale[2];
+  std::vector<std::uint8_t> param, aux, grad, code[slots], scale[slots];
 
   void allocate(const model& m, std::int64_t size) {
     n = size;
     param.assign(static_cast<std::size_t>(n) * flashoptim::size_of(m.master.param), 0);
     aux.assign(static_cast<std::size_t>(n) * flashoptim::size_of(m.master.aux), 0);
     grad.assign(static_cast<std::size_t>(n) * flashoptim::size_of(m.grad), 0);
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < slots; ++s) {
       code[s].assign(static_cast<std::size_t>(n) * m.state[s].code_bytes(), 0);
       scale[s].assign(static_cast<std::size_t>((n + 31) / 32) * m.state[s].scale_bytes(), 0);
     }
@@ -428,28 +441,27 @@ inline void step(const model& md, tensor& t, std::int64_t step_count, double inv
   for (std::int64_t b = 0; b < t.n; b += 32) {
     const int count = static_cast<int>(t.n - b < 32 ? t.n - b : 32);
     const std::int64_t g = b / 32;
-    float st[2][32];
-    for (int k = 0; k < 2; ++k) {
+    float st[slots][32];
+    for (int k = 0; k < slots; ++k) {
       const codec_desc& c = md.state[k];
       decode_group(c, t.code[k].data() + b * c.code_bytes(), t.scale[k].data() + g * c.scale_bytes(), count, st[k]);
     }
-    const bool finite_rule = md.state[0].scale != scale_kind::fp16_reference ||
-                             md.state[0].kind != codec_kind::grouped;
-    const bool finite_rule1 = md.state[1].scale != scale_kind::fp16_reference ||
-                              md.state[1].kind != codec_kind::grouped;
+    bool finite_rule = true;
+    for (int k = 0; k < slots; ++k)
+      finite_rule = finite_rule && (md.state[k].scale != scale_kind::fp16_reference || md.state[k].kind != codec_kind::grouped);
     for (int i = 0; i < count; ++i) {
       std::uint8_t* p = t.param.data() + (b + i) * pb;
       std::uint8_t* a = t.aux.data() + (b + i) * ab;
       const float x = master_decode(md.master, p, a);
       float y = x;
       const float graw = load_float(md.grad, t.grad.data() + (b + i) * gb);
-      const float m0 = st[0][i], v0 = st[1][i];
-      apply_rule(md.rule, s, graw * s.inv_scale, y, st[0][i], st[1][i]);
-      const bool stored0 = md.state[0].kind != codec_kind::none, stored1 = md.state[1].kind != codec_kind::none;
-      const bool flagged = beyond(y, slot_limit(md.master.param)) ||
-                           (stored0 && beyond(st[0][i], state_limit(md.state[0]))) ||
-                           (stored1 && beyond(st[1][i], state_limit(md.state[1])));
-      if (finite_rule && finite_rule1 && flagged) {
+      float e[slots], e0[slots];
+      for (int k = 0; k < slots; ++k) e[k] = e0[k] = st[k][i];
+      apply_rule(md.rule, s, graw * s.inv_scale, y, e);
+      bool flagged = beyond(y, slot_limit(md.master.param));
+      for (int k = 0; k < slots; ++k)
+        flagged = flagged || (md.state[k].kind != codec_kind::none && beyond(e[k], state_limit(md.state[k])));
+      if (finite_rule && flagged) {
         // a grouped state decoded to +-inf from a finite scale: +-FLT_MAX
         auto finite_state = [&](int k, float d) {
           const codec_desc& c = md.state[k];
@@ -458,19 +470,24 @@ inline void step(const model& md, tensor& t, std::int64_t step_count, double inv
             return std::copysign(std::numeric_limits<float>::max(), d);
           return d;
         };
-        const float mi0 = finite_state(0, m0), vi0 = finite_state(1, v0);
-        if (std::isfinite(graw) && !beyond(x, slot_limit(md.master.param, false, true)) && std::isfinite(mi0) &&
-            std::isfinite(vi0)) {
-          float yp = x, mm = mi0, vv = vi0;
-          apply_rule(md.rule, s, sat(graw * s.inv_scale), yp, mm, vv, true);
+        float ei[slots];
+        bool finite_in = std::isfinite(graw) && !beyond(x, slot_limit(md.master.param, false, true));
+        for (int k = 0; k < slots; ++k) {
+          ei[k] = finite_state(k, e0[k]);
+          finite_in = finite_in && std::isfinite(ei[k]);
+        }
+        if (finite_in) {
+          float yp = x;
+          apply_rule(md.rule, s, sat(graw * s.inv_scale), yp, ei, true);
           y = bits(yp) == bits(x) ? yp : clamp_to(yp, slot_limit(md.master.param));
-          st[0][i] = stored0 ? clamp_to(mm, state_limit(md.state[0])) : mm;
-          st[1][i] = stored1 ? clamp_to(vv, state_limit(md.state[1])) : vv;
+          for (int k = 0; k < slots; ++k)
+            e[k] = md.state[k].kind != codec_kind::none ? clamp_to(ei[k], state_limit(md.state[k])) : ei[k];
         }
       }
+      for (int k = 0; k < slots; ++k) st[k][i] = e[k];
       if (bits(x) != bits(y)) master_encode(md.master, y, p, a);
     }
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < slots; ++k) {
       const codec_desc& c = md.state[k];
       encode_group(c, st[k], count, t.code[k].data() + b * c.code_bytes(), t.scale[k].data() + g * c.scale_bytes(),
                    t.seed ^ slot_salt[k], static_cast<std::uint64_t>(step_count), static_cast<std::uint64_t>(b));

@@ -6,6 +6,7 @@
 // compressed trajectory from this is what the fidelity tests report.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -15,7 +16,7 @@
 namespace ref {
 
 struct r64_state {
-  std::vector<double> p, m, v;
+  std::vector<double> p, m, v, vmax;  ///< vmax: AMSGrad's max_exp_avg_sq
 };
 
 inline void r64_step(const rule_desc& r, r64_state& s, const std::vector<double>& grad, std::int64_t t,
@@ -23,11 +24,13 @@ inline void r64_step(const rule_desc& r, r64_state& s, const std::vector<double>
   const std::size_t n = s.p.size();
   if (s.m.size() != n) s.m.assign(n, 0.0);
   if (s.v.size() != n) s.v.assign(n, 0.0);
+  if (r.amsgrad && s.vmax.size() != n) s.vmax.assign(n, 0.0);
   const double decay = r.decouple_lr ? 1.0 - r.weight_decay * (r.lr / r.initial_lr) : 1.0 - r.lr * r.weight_decay;
   const double bc1 = 1.0 - std::pow(r.beta1, static_cast<double>(t));
   const double bc2 = 1.0 - std::pow(r.beta2, static_cast<double>(t));
   for (std::size_t i = 0; i < n; ++i) {
     double g = grad[i] * inv_scale;
+    if (r.maximize) g = -g;
     double& p = s.p[i];
     double& m = s.m[i];
     double& v = s.v[i];
@@ -50,7 +53,9 @@ inline void r64_step(const rule_desc& r, r64_state& s, const std::vector<double>
         else g += r.weight_decay * p;
         m = r.beta1 * m + (1.0 - r.beta1) * g;
         v = r.beta2 * v + (1.0 - r.beta2) * g * g;
-        p -= (r.lr / bc1) * m / (std::sqrt(v) / std::sqrt(bc2) + r.eps);
+        double vd = v;
+        if (r.amsgrad) vd = s.vmax[i] = std::max(s.vmax[i], v);
+        p -= (r.lr / bc1) * m / (std::sqrt(vd) / std::sqrt(bc2) + r.eps);
         break;
       }
       case rule_kind::lion: {

@@ -109,10 +109,14 @@ struct unsharded {
     r.param = typed<typename R::param_type>(b[s_param], elem_bytes<Config>(s_param));
     r.aux = typed<typename R::aux_type>(b[s_aux], elem_bytes<Config>(s_aux));
     r.grad = typed<typename R::grad_type>(b[s_grad], elem_bytes<Config>(s_grad));
-    r.code0 = typed<typename R::code0_type>(b[s_code0], elem_bytes<Config>(s_code0));
-    r.scale0 = typed<typename R::scale0_type>(b[s_scale0], elem_bytes<Config>(s_scale0));
-    r.code1 = typed<typename R::code1_type>(b[s_code1], elem_bytes<Config>(s_code1));
-    r.scale1 = typed<typename R::scale1_type>(b[s_scale1], elem_bytes<Config>(s_scale1));
+    static_assert(Config::num_slots <= 2, "the harness holds two state slots");
+    flashoptim::for_each_slot<Config::num_slots>([&](auto k) {
+      constexpr int I = decltype(k)::value;
+      auto& x = flashoptim::slot_at<I>(r.states);
+      x.codes = typed<std::remove_pointer_t<decltype(x.codes)>>(b[s_code0 + 2 * I], elem_bytes<Config>(s_code0 + 2 * I));
+      x.scales =
+          typed<std::remove_pointer_t<decltype(x.scales)>>(b[s_scale0 + 2 * I], elem_bytes<Config>(s_scale0 + 2 * I));
+    });
     r.size = sizes[i];
     r.seed = seed;
     r.index_base = static_cast<std::uint64_t>(index_base[i]);
@@ -185,10 +189,14 @@ struct sharded {
     s.param = typed<typename R::param_type>(b[s_param], elem_bytes<Config>(s_param));
     s.aux = typed<typename R::aux_type>(b[s_aux], elem_bytes<Config>(s_aux));
     s.grad = typed<typename R::grad_type>(b[s_grad], elem_bytes<Config>(s_grad));
-    s.code0 = typed<typename R::code0_type>(b[s_code0], elem_bytes<Config>(s_code0));
-    s.scale0 = typed<typename R::scale0_type>(b[s_scale0], elem_bytes<Config>(s_scale0));
-    s.code1 = typed<typename R::code1_type>(b[s_code1], elem_bytes<Config>(s_code1));
-    s.scale1 = typed<typename R::scale1_type>(b[s_scale1], elem_bytes<Config>(s_scale1));
+    static_assert(Config::num_slots <= 2, "the harness holds two state slots");
+    flashoptim::for_each_slot<Config::num_slots>([&](auto k) {
+      constexpr int I = decltype(k)::value;
+      auto& x = flashoptim::slot_at<I>(s.states);
+      x.codes = typed<std::remove_pointer_t<decltype(x.codes)>>(b[s_code0 + 2 * I], elem_bytes<Config>(s_code0 + 2 * I));
+      x.scales =
+          typed<std::remove_pointer_t<decltype(x.scales)>>(b[s_scale0 + 2 * I], elem_bytes<Config>(s_scale0 + 2 * I));
+    });
     return s;
   }
   std::vector<std::uint64_t> seeds() const {

@@ -318,8 +318,8 @@ TEST_CASE("shard views: byte counts and storage") {
   void* base = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(mem.data()) + 255) / 256 * 256);
   fl::shard_buffers<Config> b;
   st.carve(base, b);
-  CHECK(reinterpret_cast<unsigned char*>(b.scale1) + st.scale1_bytes <= static_cast<unsigned char*>(base) + st.bytes);
-  CHECK(reinterpret_cast<std::uintptr_t>(b.code0) % 256 == 0);
+  CHECK(reinterpret_cast<unsigned char*>(b.state<1>().scales) + st.slots[1].scale_bytes <= static_cast<unsigned char*>(base) + st.bytes);
+  CHECK(reinterpret_cast<std::uintptr_t>(b.state<0>().codes) % 256 == 0);
 }
 
 TEST_CASE("shard views: bad input is refused before anything is written") {
@@ -339,10 +339,10 @@ TEST_CASE("shard views: bad input is refused before anything is written") {
   CHECK(st.code() == status_code::null_pointer);
   MESSAGE(st.what());
   b = sh.buffers(1);
-  b.code1 = reinterpret_cast<std::uint8_t*>(b.code0);  // two states in one buffer
+  b.state<1>().codes = reinterpret_cast<std::uint8_t*>(b.state<0>().codes);  // two states in one buffer
   CHECK(fl::shard_views<Config>(plan, 1, b, nullptr, v).code() == status_code::aliasing);
   b = sh.buffers(1);
-  b.scale0 = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(b.scale0) + 1);
+  b.state<0>().scales = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(b.state<0>().scales) + 1);
   CHECK(fl::shard_views<Config>(plan, 1, b, nullptr, v).code() == status_code::misaligned);
 
   // a rank without pieces has no views and its step is a no-op

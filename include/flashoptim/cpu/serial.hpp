@@ -24,20 +24,24 @@ template <class Config>
 void step_tile_at(const typename Config::scalars& sc, const tensor_ref<Config>& t, std::int64_t begin,
                   std::uint64_t step) {
   constexpr int N = tile_elements;
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
+  constexpr int K = Config::num_slots;
   const int valid = static_cast<int>(std::min<std::int64_t>(N, t.size - begin));
+  const std::int64_t group = begin / N;
   tile_data<Config, N> d{};
   for (int i = 0; i < valid; ++i) {
     d.param[i] = t.param[begin + i];
     if constexpr (Config::has_aux) d.aux[i] = t.aux[begin + i];
     d.grad[i] = t.grad[begin + i];
-    if constexpr (S0::stores_state) d.code0[i] = t.code0[begin + i];
-    if constexpr (S1::stores_state) d.code1[i] = t.code1[begin + i];
   }
-  const std::int64_t group = begin / N;
-  if constexpr (codec::is_grouped<S0>::value) d.scale0 = t.scale0[group];
-  if constexpr (codec::is_grouped<S1>::value) d.scale1 = t.scale1[group];
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    using S = typename Config::template state<I>;
+    auto& slot = slot_at<I>(d.states);
+    const auto& ref = slot_at<I>(t.states);
+    if constexpr (S::stores_state)
+      for (int i = 0; i < valid; ++i) slot.codes[i] = ref.codes[begin + i];
+    if constexpr (codec::is_grouped<S>::value) slot.scale = ref.scales[group];
+  });
 
   step_tile<Config>(sc, d, valid, codec::whole_group{},
                     codec::rounding_key{t.seed, step, t.index_base + static_cast<std::uint64_t>(begin)});
@@ -45,11 +49,16 @@ void step_tile_at(const typename Config::scalars& sc, const tensor_ref<Config>& 
   for (int i = 0; i < valid; ++i) {
     t.param[begin + i] = d.param[i];
     if constexpr (Config::has_aux) t.aux[begin + i] = d.aux[i];
-    if constexpr (S0::stores_state) t.code0[begin + i] = d.code0[i];
-    if constexpr (S1::stores_state) t.code1[begin + i] = d.code1[i];
   }
-  if constexpr (codec::is_grouped<S0>::value) t.scale0[group] = d.scale0;
-  if constexpr (codec::is_grouped<S1>::value) t.scale1[group] = d.scale1;
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    using S = typename Config::template state<I>;
+    const auto& slot = slot_at<I>(d.states);
+    const auto& ref = slot_at<I>(t.states);
+    if constexpr (S::stores_state)
+      for (int i = 0; i < valid; ++i) ref.codes[begin + i] = slot.codes[i];
+    if constexpr (codec::is_grouped<S>::value) ref.scales[group] = slot.scale;
+  });
 }
 
 /// Validates everything, then steps every tensor. On error nothing is written.

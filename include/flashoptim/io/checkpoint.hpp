@@ -196,7 +196,7 @@ inline bool parse_decimal(const std::string& s, std::uint64_t limit, std::uint64
 }
 
 /// Which buffer of a tensor a file entry holds.
-enum class role : int { param, aux, code0, scale0, code1, scale1, master_fp32, state0_wide, state1_wide };
+enum class role : int { param, aux, codes, scales, master_fp32, state_wide };
 
 /// One entry of a checkpoint, tied to a tensor of the caller's list.
 struct piece {
@@ -206,17 +206,35 @@ struct piece {
   std::int64_t count;
   std::size_t tensor;
   role what;
+  int slot = -1;  ///< the state slot of codes, scales and state_wide entries
 };
+
+/// Whether slot I of Config rounds stochastically.
+template <class Config>
+struct stochastic_slot {
+  template <int I>
+  struct slot : std::bool_constant<uses_stochastic_rounding<typename Config::template state<I>>> {};
+};
+
+/// Calls f(slot_index<I>{}) for the slot I == slot of a configuration.
+template <class Config, class F>
+void with_slot(int slot, F&& f) {
+  for_each_slot<Config::num_slots>([&](auto s) {
+    if (decltype(s)::value == slot) f(s);
+  });
+}
+
+/// Slots described in a file's metadata: every slot of the rule, and at
+/// least state0 and state1 (version-1 files always named two; slots past
+/// the rule's are codec::none).
+template <class Config>
+inline constexpr int described_slots = Config::num_slots > 2 ? Config::num_slots : 2;
 
 template <class Config, int Slot>
 struct slot {
-  using codec_type = std::conditional_t<Slot == 0, typename Config::state0, typename Config::state1>;
-  static auto* codes(const tensor_ref<Config>& t) {
-    if constexpr (Slot == 0) return t.code0; else return t.code1;
-  }
-  static auto* scales(const tensor_ref<Config>& t) {
-    if constexpr (Slot == 0) return t.scale0; else return t.scale1;
-  }
+  using codec_type = typename Config::template state<Slot>;
+  static auto* codes(const tensor_ref<Config>& t) { return slot_at<Slot>(t.states).codes; }
+  static auto* scales(const tensor_ref<Config>& t) { return slot_at<Slot>(t.states).scales; }
 };
 
 inline std::vector<std::int64_t> flat_shape(std::int64_t n) { return {n}; }
@@ -240,43 +258,47 @@ std::vector<piece> plan_pieces(form f, const tensor_ref<Config>* tensors, const 
         out.push_back({name + "::" + aux_key<typename C::master>(), dtype_v<typename C::aux_type>, shape, n, i,
                        role::aux});
     }
-    auto add_slot = [&](auto slot_tag, role code_role, role scale_role, role wide_role) {
-      using S = typename decltype(slot_tag)::codec_type;
-      constexpr int index = std::is_same<decltype(slot_tag), slot<C, 0>>::value ? 0 : 1;
+    for_each_slot<C::num_slots>([&](auto s) {
+      constexpr int index = decltype(s)::value;
+      using S = typename slot<C, index>::codec_type;
       if constexpr (S::stores_state) {
         const std::string key = name + "::" + rule_io<typename C::rule>::state_names[index];
         if (f != form::compressed) {
-          out.push_back({key, wide, shape, n, i, wide_role});
+          out.push_back({key, wide, shape, n, i, role::state_wide, index});
         } else if constexpr (codec::is_grouped<S>::value) {
-          out.push_back({key + "::quantized", dtype_v<typename S::code_type>, shape, n, i, code_role});
+          out.push_back({key + "::quantized", dtype_v<typename S::code_type>, shape, n, i, role::codes, index});
           const std::int64_t groups = codec::scale_count<S>(n);
-          out.push_back({key + "::scales", dtype_v<typename S::scale_type>, flat_shape(groups), groups, i, scale_role});
+          out.push_back({key + "::scales", dtype_v<typename S::scale_type>, flat_shape(groups), groups, i,
+                         role::scales, index});
         } else {
-          out.push_back({key, dtype_v<typename S::code_type>, shape, n, i, code_role});
+          out.push_back({key, dtype_v<typename S::code_type>, shape, n, i, role::codes, index});
         }
       }
-    };
-    add_slot(slot<C, 0>{}, role::code0, role::scale0, role::state0_wide);
-    add_slot(slot<C, 1>{}, role::code1, role::scale1, role::state1_wide);
+    });
   }
   return out;
 }
 
 /// Address of a stored buffer (raw roles only).
 template <class Config>
-unsigned char* raw_buffer(const tensor_ref<Config>& t, role r) {
-  switch (r) {
+unsigned char* raw_buffer(const tensor_ref<Config>& t, const piece& p) {
+  unsigned char* out = nullptr;
+  switch (p.what) {
     case role::param: return reinterpret_cast<unsigned char*>(t.param);
     case role::aux: return reinterpret_cast<unsigned char*>(t.aux);
-    case role::code0: return reinterpret_cast<unsigned char*>(t.code0);
-    case role::scale0: return reinterpret_cast<unsigned char*>(t.scale0);
-    case role::code1: return reinterpret_cast<unsigned char*>(t.code1);
-    case role::scale1: return reinterpret_cast<unsigned char*>(t.scale1);
+    case role::codes:
+    case role::scales:
+      with_slot<Config>(p.slot, [&](auto s) {
+        const auto& r = slot_at<decltype(s)::value>(t.states);
+        out = p.what == role::codes ? reinterpret_cast<unsigned char*>(r.codes)
+                                    : reinterpret_cast<unsigned char*>(r.scales);
+      });
+      return out;
     default: return nullptr;
   }
 }
 
-inline bool is_raw(role r) { return r != role::master_fp32 && r != role::state0_wide && r != role::state1_wide; }
+inline bool is_raw(role r) { return r != role::master_fp32 && r != role::state_wide; }
 
 /// Elements converted per chunk: a multiple of every group size.
 inline constexpr std::int64_t chunk_elements = std::int64_t{1} << 18;
@@ -299,7 +321,7 @@ void encode_state(const tensor_ref<Config>& t, std::int64_t b, std::int64_t n, c
   if constexpr (S::stores_state) {
     typename S::scale_type* scales = nullptr;
     if constexpr (codec::is_grouped<S>::value) scales = slot<Config, Slot>::scales(t) + b / S::group_size;
-    const codec::rounding_key key{t.seed ^ flashoptim::detail::slot_salt[Slot], static_cast<std::uint64_t>(step),
+    const codec::rounding_key key{t.seed ^ flashoptim::detail::slot_salt_of(Slot), static_cast<std::uint64_t>(step),
                                   t.index_base + static_cast<std::uint64_t>(b)};
     (void)codec::quantize<S>(in, n, slot<Config, Slot>::codes(t) + b, scales, key);
   }
@@ -363,16 +385,29 @@ std::map<std::string, std::string> config_metadata(form f) {
     }
     m[std::string(prefix) + ".group_size"] = std::to_string(S::group_size);
   };
-  slot_meta("state0", slot<C, 0>{}, R::state_names[0]);
-  slot_meta("state1", slot<C, 1>{}, R::state_names[1]);
+  for_each_slot<described_slots<C>>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    slot_meta(slot_code_name(I), slot<C, I>{}, I < C::num_slots ? R::state_names[I < C::num_slots ? I : 0] : nullptr);
+  });
   return m;
 }
+
+/// Hyperparameters with a `maximize` flag (every rule of the library).
+/// It is stored only when set, so files of runs that descend keep the
+/// version-1 "hyper" text, and a file without it descends.
+template <class H, class = void>
+struct has_maximize : std::false_type {};
+template <class H>
+struct has_maximize<H, std::void_t<decltype(std::declval<H&>().maximize)>> : std::true_type {};
 
 template <class Config>
 std::string hyper_json(const typename Config::hyper& h) {
   nlohmann::json j = nlohmann::json::object();
   auto copy = h;
   rule_io<typename Config::rule>::visit(copy, [&](const char* k, auto& v) { j[k] = v; });
+  if constexpr (has_maximize<typename Config::hyper>::value) {
+    if (h.maximize) j["maximize"] = true;
+  }
   return j.dump();
 }
 
@@ -396,6 +431,13 @@ status parse_hyper(const std::string& text, typename Config::hyper& out) {
       if (it->is_number()) v = it->template get<double>(); else if (!bad) bad = k;
     }
   });
+  if constexpr (has_maximize<typename Config::hyper>::value) {
+    const auto it = j.find("maximize");
+    if (it != j.end()) {
+      ++fields;
+      if (it->is_boolean()) h.maximize = it->template get<bool>(); else if (!bad) bad = "maximize";
+    }
+  }
   if (bad) return status(status_code::corrupt_file, "metadata 'hyper': field '%s' missing or of the wrong type", bad);
   if (j.size() != fields)
     return status(status_code::config_mismatch, "metadata 'hyper' has %zu fields, %s has %zu", j.size(), Rule::name,
@@ -414,6 +456,8 @@ status compare_hyper(const typename Config::hyper& file, const typename Config::
   rule_io<typename Config::rule>::visit(a, [&](const char* k, auto& v) { values.push_back({k, {double(v), 0.0}}); });
   std::size_t i = 0;
   rule_io<typename Config::rule>::visit(b, [&](const char*, auto& v) { values[i++].second.second = double(v); });
+  if constexpr (has_maximize<typename Config::hyper>::value)
+    values.push_back({"maximize", {double(file.maximize), double(expected.maximize)}});
   for (const auto& v : values) {
     if (v.second.first != v.second.second)
       return status(status_code::config_mismatch, "hyperparameter %s: file has %.17g, expected %.17g", v.first,
@@ -551,8 +595,8 @@ status check_slot_values(const piece& p, const unsigned char* bytes, const std::
   using S = typename slot<Config, Slot>::codec_type;
   constexpr bool nonnegative = rule_state_domain<typename Config::rule>::nonnegative[Slot];
   if constexpr (S::stores_state) {
-    const bool is_code = p.what == (Slot == 0 ? role::code0 : role::code1);
-    const bool is_scale = p.what == (Slot == 0 ? role::scale0 : role::scale1);
+    const bool is_code = p.what == role::codes;
+    const bool is_scale = p.what == role::scales;
     if constexpr (codec::is_grouped<S>::value) {
       if (is_scale) return check_scales<S>(bytes, p.count, key);
       if (is_code) return check_codes<S>(bytes, p.count, key, nonnegative);
@@ -560,7 +604,7 @@ status check_slot_values(const piece& p, const unsigned char* bytes, const std::
       if (is_code) return check_nonnegative<typename S::code_type>(bytes, p.count, key);
     }
     if constexpr (nonnegative) {
-      if (p.what == (Slot == 0 ? role::state0_wide : role::state1_wide))
+      if (p.what == role::state_wide)
         return p.type == dtype::bf16 ? check_nonnegative<bf16>(bytes, p.count, key)
                                      : check_nonnegative<float>(bytes, p.count, key);
     }
@@ -572,12 +616,13 @@ template <class Config>
 status check_values(const piece& p, const unsigned char* bytes, const std::string& key) {
   switch (p.what) {
     case role::aux: return check_corrections<typename Config::master>(bytes, p.count, key);
-    case role::code0:
-    case role::scale0:
-    case role::state0_wide: return check_slot_values<Config, 0>(p, bytes, key);
-    case role::code1:
-    case role::scale1:
-    case role::state1_wide: return check_slot_values<Config, 1>(p, bytes, key);
+    case role::codes:
+    case role::scales:
+    case role::state_wide: {
+      status st;
+      with_slot<Config>(p.slot, [&](auto s) { st = check_slot_values<Config, decltype(s)::value>(p, bytes, key); });
+      return st;
+    }
     default: return status();  // parameters and fp32 master weights: every value is one a run can hold
   }
 }
@@ -639,7 +684,7 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
       std::uint32_t crc = 0;
       if (is_raw(p.what)) {
         const std::uint64_t n = e.bytes();
-        const unsigned char* src = raw_buffer(t, p.what);
+        const unsigned char* src = raw_buffer(t, p);
         crc = crc32_of(src, n);
         FLASHOPTIM_RETURN_IF_ERROR(out.write(src, n));
       } else {
@@ -651,10 +696,8 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
             typename C::aux_type* aux = nullptr;
             if constexpr (C::has_aux) aux = t.aux + b;
             (void)codec::reconstruct<typename C::master>(t.param + b, aux, n, values.data());
-          } else if (p.what == role::state0_wide) {
-            decode_state<C, 0>(t, b, n, values.data());
           } else {
-            decode_state<C, 1>(t, b, n, values.data());
+            with_slot<C>(p.slot, [&](auto s) { decode_state<C, decltype(s)::value>(t, b, n, values.data()); });
           }
           bytes.resize(static_cast<std::size_t>(n) * width);
           if (p.type == dtype::bf16) {
@@ -752,12 +795,11 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "rule"));
     if (f != form::fp32) FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "master"));
     if (f == form::compressed) {
-      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state0"));
-      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state1"));
+      for (int i = 0; i < described_slots<C>; ++i) FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, slot_code_name(i)));
       FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "group_size"));
     }
-    FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state0.key"));
-    FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, "state1.key"));
+    for (int i = 0; i < described_slots<C>; ++i)
+      FLASHOPTIM_RETURN_IF_ERROR(require_meta(fm, mine, (std::string(slot_code_name(i)) + ".key").c_str()));
 
     std::uint64_t file_step = 0;
     const std::string* step_text = find_meta(fm, "step");
@@ -814,8 +856,7 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
         return status(status_code::config_mismatch, "the file has tensor '%.80s', which is not in the list",
                       kv.first.c_str());
     }
-    constexpr bool stochastic =
-        uses_stochastic_rounding<typename C::state0> || uses_stochastic_rounding<typename C::state1>;
+    constexpr bool stochastic = any_of_slots<C::num_slots, stochastic_slot<C>::template slot>;
     if (stochastic && options.check_seeds) {
       for (std::size_t i = 0; i < count; ++i) {
         const auto recorded = file_seeds[names[i]];
@@ -899,10 +940,10 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
           typename C::aux_type* aux = nullptr;
           if constexpr (C::has_aux) aux = t.aux + b;
           (void)codec::split<typename C::master>(values.data(), n, t.param + b, aux);
-        } else if (p.what == role::state0_wide) {
-          encode_state<C, 0>(t, b, n, values.data(), static_cast<std::int64_t>(file_step));
         } else {
-          encode_state<C, 1>(t, b, n, values.data(), static_cast<std::int64_t>(file_step));
+          with_slot<C>(p.slot, [&](auto s) {
+            encode_state<C, decltype(s)::value>(t, b, n, values.data(), static_cast<std::int64_t>(file_step));
+          });
         }
       }
     }

@@ -86,14 +86,14 @@ inline constexpr bool uses_stochastic_rounding = detail::stochastic_codec<Codec>
 
 /// Checkpoint facts of an update rule: its state keys and hyperparameter
 /// fields. Specialize it for a new rule:
-///   static constexpr const char* state_names[2];   // one per state slot
+///   static constexpr const char* state_names[Rule::num_states];  // one per state slot
 ///   template <class H, class F> static void visit(H& h, F&& f);  // f(name, double& or bool&)
 template <class Rule>
 struct rule_io;
 
 template <bool Decoupled>
 struct rule_io<rule::sgd_rule<Decoupled>> {
-  static constexpr const char* state_names[2] = {"momentum_buffer", nullptr};
+  static constexpr const char* state_names[1] = {"momentum_buffer"};
   template <class H, class F>
   static void visit(H& h, F&& f) {
     f("lr", h.lr);
@@ -106,9 +106,10 @@ struct rule_io<rule::sgd_rule<Decoupled>> {
   }
 };
 
-template <bool Decoupled>
-struct rule_io<rule::adam_rule<Decoupled>> {
-  static constexpr const char* state_names[2] = {"exp_avg", "exp_avg_sq"};
+template <bool Decoupled, bool AMSGrad>
+struct rule_io<rule::adam_rule<Decoupled, AMSGrad>> {
+  /// torch's names (AMSGrad's third: max_exp_avg_sq).
+  static constexpr const char* state_names[3] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   template <class H, class F>
   static void visit(H& h, F&& f) {
     f("lr", h.lr);
@@ -123,7 +124,7 @@ struct rule_io<rule::adam_rule<Decoupled>> {
 
 template <>
 struct rule_io<rule::lion> {
-  static constexpr const char* state_names[2] = {"exp_avg", nullptr};
+  static constexpr const char* state_names[1] = {"exp_avg"};
   template <class H, class F>
   static void visit(H& h, F&& f) {
     f("lr", h.lr);
@@ -141,12 +142,12 @@ struct rule_io<rule::lion> {
 /// without a specialization constrains neither slot.
 template <class Rule>
 struct rule_state_domain {
-  static constexpr bool nonnegative[2] = {false, false};
+  static constexpr bool nonnegative[Rule::num_states] = {};
 };
 
-template <bool Decoupled>
-struct rule_state_domain<rule::adam_rule<Decoupled>> {
-  static constexpr bool nonnegative[2] = {false, true};
+template <bool Decoupled, bool AMSGrad>
+struct rule_state_domain<rule::adam_rule<Decoupled, AMSGrad>> {
+  static constexpr bool nonnegative[3] = {false, true, true};
 };
 
 /// Name of the correction tensor of a master mode, or nullptr without one.

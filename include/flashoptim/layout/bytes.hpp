@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "flashoptim/codec/state.hpp"
 #include "flashoptim/format/dtype.hpp"
@@ -29,16 +30,28 @@ struct state_bytes {
   }
 };
 
+namespace detail {
+template <class Config, class Seq = std::make_integer_sequence<int, Config::num_slots>>
+struct all_states;
+template <class Config, int... I>
+struct all_states<Config, std::integer_sequence<int, I...>> {
+  static constexpr double per_element = (0.0 + ... + state_bytes<typename Config::template state<I>>::per_element);
+  static constexpr std::int64_t for_size(std::int64_t n) {
+    return (std::int64_t{0} + ... + state_bytes<typename Config::template state<I>>::for_size(n));
+  }
+};
+}  // namespace detail
+
 template <class Config>
 struct bytes {
-  using s0 = state_bytes<typename Config::state0>;
-  using s1 = state_bytes<typename Config::state1>;
+  /// Every state slot together.
+  using states = detail::all_states<Config>;
   static constexpr std::size_t param = sizeof(typename Config::param_type);
   static constexpr std::size_t aux = storage_bytes<typename Config::aux_type>;
   static constexpr std::size_t grad = sizeof(typename Config::grad_type);
 
   /// Optimizer-owned state per parameter: correction / master copy and states.
-  static constexpr double optimizer_state_per_param = static_cast<double>(aux) + s0::per_element + s1::per_element;
+  static constexpr double optimizer_state_per_param = static_cast<double>(aux) + states::per_element;
   /// Resident per parameter: the parameter, its gradient (unless consumed as
   /// soon as it is produced, "gradient release") and the optimizer state.
   static constexpr double resident_per_param(bool with_grad = true) {
@@ -49,15 +62,15 @@ struct bytes {
   /// Minimal traffic of one step per parameter: read param, aux, grad and
   /// states; write param, aux and states.
   static constexpr double moved_per_param =
-      2.0 * static_cast<double>(param + aux) + static_cast<double>(grad) + 2.0 * (s0::per_element + s1::per_element);
+      2.0 * static_cast<double>(param + aux) + static_cast<double>(grad) + 2.0 * states::per_element;
 
   /// Exact counts for a tensor of n elements.
   static constexpr std::int64_t state_for_size(std::int64_t n) {
-    return n * static_cast<std::int64_t>(aux) + s0::for_size(n) + s1::for_size(n);
+    return n * static_cast<std::int64_t>(aux) + states::for_size(n);
   }
   static constexpr std::int64_t moved_for_size(std::int64_t n) {
     return 2 * n * static_cast<std::int64_t>(param + aux) + n * static_cast<std::int64_t>(grad) +
-           2 * (s0::for_size(n) + s1::for_size(n));
+           2 * states::for_size(n);
   }
 };
 

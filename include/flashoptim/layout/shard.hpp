@@ -286,10 +286,16 @@ struct shard_buffers {
   typename R::param_type* param = nullptr;
   typename R::aux_type* aux = nullptr;
   const typename R::grad_type* grad = nullptr;
-  typename R::code0_type* code0 = nullptr;
-  typename R::scale0_type* scale0 = nullptr;
-  typename R::code1_type* code1 = nullptr;
-  typename R::scale1_type* scale1 = nullptr;
+  /// Per state slot, the flat shard's codes and its scales (state<I>()).
+  typename R::states_type states{};
+  template <int I>
+  auto& state() {
+    return slot_at<I>(states);
+  }
+  template <int I>
+  const auto& state() const {
+    return slot_at<I>(states);
+  }
 };
 
 /// The tensor_refs that step rank r's pieces (one per piece, in flat
@@ -297,14 +303,19 @@ struct shard_buffers {
 /// seeds is null). Hand them to cpu::step_serial or device::step_plan.
 /// Checks the rank and every view (null pointers, alignment, overlaps within
 /// a view); nothing is written.
+namespace detail {
+template <class Config>
+struct misaligned_groups {
+  template <int I>
+  struct slot : std::bool_constant<codec::is_grouped<typename Config::template state<I>>::value &&
+                                   Config::template state<I>::group_size != shard_alignment> {};
+};
+}  // namespace detail
+
 template <class Config>
 status shard_views(const shard_plan& plan, int rank, const shard_buffers<Config>& b, const std::uint64_t* seeds,
                    std::vector<tensor_ref<Config>>& out) {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
-  static_assert(!codec::is_grouped<S0>::value || S0::group_size == shard_alignment,
-                "shard pieces number their groups in units of layout::shard_alignment");
-  static_assert(!codec::is_grouped<S1>::value || S1::group_size == shard_alignment,
+  static_assert(!any_of_slots<Config::num_slots, detail::misaligned_groups<Config>::template slot>,
                 "shard pieces number their groups in units of layout::shard_alignment");
   if (rank < 0 || rank >= plan.ranks())
     return status(status_code::invalid_argument, "rank %d is outside the plan's %d ranks", rank, plan.ranks());
@@ -317,10 +328,13 @@ status shard_views(const shard_plan& plan, int rank, const shard_buffers<Config>
     t.param = offset(b.param, pc->local);
     if constexpr (Config::has_aux) t.aux = offset(b.aux, pc->local);
     t.grad = offset(b.grad, pc->local);
-    if constexpr (S0::stores_state) t.code0 = offset(b.code0, pc->local);
-    if constexpr (S1::stores_state) t.code1 = offset(b.code1, pc->local);
-    if constexpr (codec::is_grouped<S0>::value) t.scale0 = offset(b.scale0, pc->group);
-    if constexpr (codec::is_grouped<S1>::value) t.scale1 = offset(b.scale1, pc->group);
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      if constexpr (S::stores_state) slot_at<I>(t.states).codes = offset(slot_at<I>(b.states).codes, pc->local);
+      if constexpr (codec::is_grouped<S>::value)
+        slot_at<I>(t.states).scales = offset(slot_at<I>(b.states).scales, pc->group);
+    });
     t.seed = seeds == nullptr ? 0 : seeds[pc->tensor];
     t.index_base = static_cast<std::uint64_t>(pc->begin);
     const status st = validate_tensor(views.size(), t);
@@ -367,10 +381,7 @@ struct shard_storage : state_layout<Config> {
     tensor_ref<Config> t;
     state_layout<Config>::carve(base, t);
     b.aux = t.aux;
-    b.code0 = t.code0;
-    b.scale0 = t.scale0;
-    b.code1 = t.code1;
-    b.scale1 = t.scale1;
+    b.states = t.states;
   }
 };
 

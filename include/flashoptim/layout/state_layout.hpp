@@ -19,48 +19,57 @@ namespace flashoptim {
 template <class Config>
 struct state_layout {
   static constexpr std::int64_t alignment = 256;
+  static constexpr int num_slots = Config::num_slots;
+
+  /// Offset and length of one state slot's pieces.
+  struct slot_piece {
+    std::int64_t code_offset = 0, scale_offset = 0;
+    std::int64_t code_bytes = 0, scale_bytes = 0;
+  };
 
   std::int64_t size = 0;    ///< elements of the tensor
   std::int64_t groups = 0;  ///< scale entries of each grouped state
-  std::int64_t aux_offset = 0, code0_offset = 0, scale0_offset = 0, code1_offset = 0, scale1_offset = 0;
-  std::int64_t aux_bytes = 0, code0_bytes = 0, scale0_bytes = 0, code1_bytes = 0, scale1_bytes = 0;
-  std::int64_t bytes = 0;  ///< total, padding included
+  std::int64_t aux_offset = 0, aux_bytes = 0;
+  slot_piece slots[num_slots];  ///< in slot order: codes, then scales
+  std::int64_t bytes = 0;       ///< total, padding included
 
   static constexpr std::int64_t round_up(std::int64_t x) { return (x + alignment - 1) / alignment * alignment; }
 
   /// For n in [0, max_elements], the sizes validate_tensor accepts: every
   /// byte count and offset below then fits int64_t.
   static state_layout for_size(std::int64_t n) {
-    return for_counts(n, codec::scale_count<typename Config::state0>(n) > codec::scale_count<typename Config::state1>(n)
-                             ? codec::scale_count<typename Config::state0>(n)
-                             : codec::scale_count<typename Config::state1>(n));
+    std::int64_t groups = 0;
+    for_each_slot<num_slots>([&](auto s) {
+      const std::int64_t g = codec::scale_count<typename Config::template state<decltype(s)::value>>(n);
+      groups = g > groups ? g : groups;
+    });
+    return for_counts(n, groups);
   }
 
   /// Buffers for `elements` elements and `groups` scale entries per grouped
   /// state (a shard padded to a collective's size has more of both than
-  /// its tensor pieces need).
+  /// its tensor pieces need). Pieces follow each other: correction, then
+  /// per slot its codes and its scales (the order of version 0.1).
   static state_layout for_counts(std::int64_t elements, std::int64_t groups) {
-    using S0 = typename Config::state0;
-    using S1 = typename Config::state1;
     state_layout l;
     l.size = elements;
     l.groups = groups;
     l.aux_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename Config::aux_type>);
-    l.code0_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename S0::code_type>);
-    l.scale0_bytes = codec::is_grouped<S0>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S0::scale_type>) : 0;
-    l.code1_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename S1::code_type>);
-    l.scale1_bytes = codec::is_grouped<S1>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S1::scale_type>) : 0;
     std::int64_t at = 0;
     l.aux_offset = at;
     at += round_up(l.aux_bytes);
-    l.code0_offset = at;
-    at += round_up(l.code0_bytes);
-    l.scale0_offset = at;
-    at += round_up(l.scale0_bytes);
-    l.code1_offset = at;
-    at += round_up(l.code1_bytes);
-    l.scale1_offset = at;
-    at += round_up(l.scale1_bytes);
+    for_each_slot<num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      slot_piece& p = l.slots[I];
+      p.code_bytes = elements * static_cast<std::int64_t>(storage_bytes<typename S::code_type>);
+      p.scale_bytes =
+          codec::is_grouped<S>::value ? groups * static_cast<std::int64_t>(storage_bytes<typename S::scale_type>) : 0;
+      p.code_offset = at;
+      at += round_up(p.code_bytes);
+      p.scale_offset = at;
+      at += round_up(p.scale_bytes);
+    });
     l.bytes = at;
     return l;
   }
@@ -68,17 +77,18 @@ struct state_layout {
   /// Points t's correction and state buffers into `base` (an allocation of
   /// at least `bytes`, 256-byte aligned); empty pieces stay null.
   void carve(void* base, tensor_ref<Config>& t) const {
-    using R = tensor_ref<Config>;
     auto at = [&](std::int64_t offset, std::int64_t len, auto* tag) {
       using P = std::remove_pointer_t<decltype(tag)>;
       return len == 0 ? static_cast<P*>(nullptr) : reinterpret_cast<P*>(static_cast<char*>(base) + offset);
     };
     t.size = size;
-    t.aux = at(aux_offset, aux_bytes, static_cast<typename R::aux_type*>(nullptr));
-    t.code0 = at(code0_offset, code0_bytes, static_cast<typename R::code0_type*>(nullptr));
-    t.scale0 = at(scale0_offset, scale0_bytes, static_cast<typename R::scale0_type*>(nullptr));
-    t.code1 = at(code1_offset, code1_bytes, static_cast<typename R::code1_type*>(nullptr));
-    t.scale1 = at(scale1_offset, scale1_bytes, static_cast<typename R::scale1_type*>(nullptr));
+    t.aux = at(aux_offset, aux_bytes, static_cast<typename tensor_ref<Config>::aux_type*>(nullptr));
+    for_each_slot<num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      auto& r = slot_at<I>(t.states);
+      r.codes = at(slots[I].code_offset, slots[I].code_bytes, r.codes);
+      r.scales = at(slots[I].scale_offset, slots[I].scale_bytes, r.scales);
+    });
   }
 };
 

@@ -18,12 +18,23 @@ namespace flashoptim::rule {
 ///   v  = fma(beta2, v, ((1 - beta2) * g') * g')
 ///   d  = fma(sqrt(v), inv_sqrt_bc2, eps)      = sqrt(v) / sqrt(bc2) + eps
 ///   p  = fma(-step_size, m / d, p)
-/// States: 0 = m (exp_avg), 1 = v (exp_avg_sq).
-template <bool Decoupled>
+/// AMSGrad (torch's amsgrad=True) keeps a third state, the running maximum
+/// of v, and takes the denominator from it:
+///   vmax = max(vmax, v)                       (NaN propagates)
+///   d  = fma(sqrt(vmax), inv_sqrt_bc2, eps)
+/// maximize (torch's maximize=True): g = -g first, as the gradient
+/// multiplier's sign (exact: -(a * b) = (-a) * b).
+/// States: 0 = m (exp_avg), 1 = v (exp_avg_sq), 2 = vmax (max_exp_avg_sq).
+template <bool Decoupled, bool AMSGrad = false>
 struct adam_rule {
-  static constexpr const char* name = Decoupled ? "adamw" : "adam";
-  static constexpr int num_states = 2;
+  static constexpr const char* name =
+      AMSGrad ? (Decoupled ? "adamw_amsgrad" : "adam_amsgrad") : (Decoupled ? "adamw" : "adam");
+  static constexpr int num_states = AMSGrad ? 3 : 2;
   static constexpr bool decoupled_decay = Decoupled;
+  static constexpr bool amsgrad = AMSGrad;
+  /// A slot given no codec takes another slot's: vmax that of v (its
+  /// values are v's values).
+  static constexpr int default_codec_of[3] = {-1, -1, 1};
 
   struct hyper {
     double lr = 1e-3;
@@ -33,6 +44,7 @@ struct adam_rule {
     double weight_decay = Decoupled ? 1e-2 : 0.0;
     bool decouple_lr = false;  ///< decoupled decay uses wd * lr / initial_lr (AdamW only)
     double initial_lr = 0.0;
+    bool maximize = false;  ///< ascend: the gradient is negated
   };
 
   struct scalars {
@@ -62,7 +74,7 @@ struct adam_rule {
     f.finite("1 - beta2", s.one_minus_beta2).finite("the step size lr / (1 - beta1^step)", s.neg_step_size);
     f.finite("1 / sqrt(1 - beta2^step)", s.inv_sqrt_bc2).positive("eps", s.eps).finite("weight_decay", s.weight_decay);
     f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
-    return f.positive("inv_grad_scale", s.inv_grad_scale);
+    return f.nonzero("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
@@ -79,7 +91,7 @@ struct adam_rule {
     s.eps = static_cast<float>(h.eps);
     s.weight_decay = static_cast<float>(h.weight_decay);
     s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
-    s.inv_grad_scale = static_cast<float>(inv_grad_scale);
+    s.inv_grad_scale = detail::signed_grad_scale(inv_grad_scale, h.maximize);
     return s;
   }
 
@@ -90,8 +102,10 @@ struct adam_rule {
   /// overflow (the identity, except in saturating_math's recomputation).
   /// (1 - beta) * g cannot overflow: 1 - beta <= 1.
   template <class Math = ieee_math>
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v,
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[num_states],
                                            const Math& math = Math{}) {
+    float& m = st[0];
+    float& v = st[1];
     if (Decoupled) {
       p = math.bound(format::mul_rn(p, s.decay));
     } else {
@@ -99,13 +113,23 @@ struct adam_rule {
     }
     m = math.bound(format::fma_rn(s.beta1, m, format::mul_rn(s.one_minus_beta1, g)));
     v = math.bound(format::fma_rn(s.beta2, v, math.bound(format::mul_rn(format::mul_rn(s.one_minus_beta2, g), g))));
-    math.observe(m, v);
-    const float d = math.bound(format::fma_rn(math.sqrt(v), s.inv_sqrt_bc2, s.eps));
+    float vd = v;  // the second moment the denominator uses
+    if constexpr (AMSGrad) {
+      float& vmax = st[num_states - 1];
+      vmax = (v != v || v > vmax) ? v : vmax;  // torch.maximum: a NaN in either propagates
+      vd = vmax;
+    }
+    math.observe(m, vd);
+    const float d = math.bound(format::fma_rn(math.sqrt(vd), s.inv_sqrt_bc2, s.eps));
     p = math.bound(format::fma_rn(s.neg_step_size, math.bound(math.div(m, d)), p));
   }
 };
 
 using adam = adam_rule<false>;
 using adamw = adam_rule<true>;
+/// AMSGrad variants: three states, the third (max_exp_avg_sq) with the
+/// second moment's codec unless given its own.
+using adam_amsgrad = adam_rule<false, true>;
+using adamw_amsgrad = adam_rule<true, true>;
 
 }  // namespace flashoptim::rule

@@ -22,9 +22,20 @@ struct buffer {
   std::int64_t count = 0;  ///< elements (scale entries for a scale buffer)
 };
 
+/// Run-time typed buffers of one state slot.
+struct slot_buffers {
+  buffer codes;   ///< n codes
+  buffer scales;  ///< one per group of a grouped codec
+};
+
+/// Most state slots a run-time typed tensor carries (bind refuses a
+/// configuration with more, and buffers given past the configuration's).
+inline constexpr int max_state_slots = 4;
+
 /// Every buffer of one tensor, in the slots of a step_config.
 struct tensor_buffers {
-  buffer param, aux, grad, state0, scale0, state1, scale1;
+  buffer param, aux, grad;
+  slot_buffers states[max_state_slots];
   std::uint64_t seed = 0;
 };
 
@@ -68,12 +79,24 @@ status bind(std::size_t index, const tensor_buffers& b, tensor_ref<Config>& out)
   typename R::grad_type* grad = nullptr;
   FLASHOPTIM_RETURN_IF_ERROR(detail::bind_buffer(index, "grad", b.grad, n, grad));
   r.grad = grad;
-  FLASHOPTIM_RETURN_IF_ERROR(detail::bind_buffer(index, "state0", b.state0, n, r.code0));
-  FLASHOPTIM_RETURN_IF_ERROR(
-      detail::bind_buffer(index, "state0 scales", b.scale0, codec::scale_count<typename Config::state0>(n), r.scale0));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::bind_buffer(index, "state1", b.state1, n, r.code1));
-  FLASHOPTIM_RETURN_IF_ERROR(
-      detail::bind_buffer(index, "state1 scales", b.scale1, codec::scale_count<typename Config::state1>(n), r.scale1));
+  static_assert(Config::num_slots <= max_state_slots, "tensor_buffers carries at most max_state_slots states");
+  status slot_status;
+  for_each_slot<Config::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    if (!slot_status.ok()) return;
+    auto& ref = slot_at<I>(r.states);
+    slot_status = detail::bind_buffer(index, slot_code_name(I), b.states[I].codes, n, ref.codes);
+    if (!slot_status.ok()) return;
+    slot_status = detail::bind_buffer(index, slot_scale_name(I), b.states[I].scales,
+                                      codec::scale_count<typename Config::template state<I>>(n), ref.scales);
+  });
+  FLASHOPTIM_RETURN_IF_ERROR(slot_status);
+  for (int i = Config::num_slots; i < max_state_slots; ++i) {
+    if (b.states[i].codes.data != nullptr || b.states[i].codes.count != 0 || b.states[i].scales.data != nullptr ||
+        b.states[i].scales.count != 0)
+      return status(status_code::invalid_argument, "tensor %zu: this configuration has %d state slots, but %s was given",
+                    index, Config::num_slots, slot_code_name(i));
+  }
   FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(index, r));
   out = r;
   return status();

@@ -26,6 +26,7 @@ struct lion {
     double weight_decay = 0.0;
     bool decouple_lr = false;
     double initial_lr = 0.0;
+    bool maximize = false;  ///< ascend: the gradient is negated
   };
 
   struct scalars {
@@ -47,7 +48,7 @@ struct lion {
     f.finite("lr", s.neg_lr).finite("beta1", s.beta1).finite("1 - beta1", s.one_minus_beta1).finite("beta2", s.beta2);
     f.finite("1 - beta2", s.one_minus_beta2);
     f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
-    return f.positive("inv_grad_scale", s.inv_grad_scale);
+    return f.nonzero("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t /*step*/,
@@ -59,7 +60,7 @@ struct lion {
     s.beta2 = static_cast<float>(h.beta2);
     s.one_minus_beta2 = static_cast<float>(format::sub_rn(1.0, h.beta2));
     s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
-    s.inv_grad_scale = static_cast<float>(inv_grad_scale);
+    s.inv_grad_scale = detail::signed_grad_scale(inv_grad_scale, h.maximize);
     return s;
   }
 
@@ -72,8 +73,9 @@ struct lion {
   /// identity; saturating_math: the recomputation of rule/tile.hpp). c needs
   /// none: only its sign is used, and an overflow keeps it.
   template <class Math = ieee_math>
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[num_states],
                                            const Math& math = Math{}) {
+    float& m = st[0];
     const float c = format::fma_rn(s.beta1, m, format::mul_rn(s.one_minus_beta1, g));
     p = math.bound(format::fma_rn(s.neg_lr, sign(c), math.bound(format::mul_rn(p, s.decay))));
     m = math.bound(format::fma_rn(s.beta2, m, format::mul_rn(s.one_minus_beta2, g)));

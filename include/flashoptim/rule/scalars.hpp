@@ -69,6 +69,11 @@ struct scalar_fault {
     }
     return *this;
   }
+  /// Positive up to its sign: the gradient multiplier carries maximize's
+  /// negation (detail::signed_grad_scale).
+  FLASHOPTIM_HOST_DEVICE scalar_fault& nonzero(const char* name, float x) {
+    return positive(name, x < 0.0f ? -x : x);
+  }
 };
 
 /// Per-step values every rule can use, computed once per step.
@@ -78,6 +83,12 @@ struct common_scalars {
 };
 
 namespace detail {
+/// The fp32 gradient multiplier: inv_grad_scale, negated for maximize
+/// (g * (-s) is -(g * s) exactly, so maximize costs no operation).
+FLASHOPTIM_HOST_DEVICE inline float signed_grad_scale(double inv_grad_scale, bool maximize) {
+  const float s = static_cast<float>(inv_grad_scale);
+  return maximize ? -s : s;
+}
 inline status check_finite(const char* rule, const char* what, double v) {
   if (!format::is_finite(v)) return status(status_code::non_finite_hyperparameter, "%s: %s is %g", rule, what, v);
   return status();

@@ -29,6 +29,7 @@ struct sgd_rule {
     bool nesterov = false;
     bool decouple_lr = false;  ///< decoupled decay uses wd * lr / initial_lr (SGDW only)
     double initial_lr = 0.0;
+    bool maximize = false;  ///< ascend: the gradient is negated (torch's maximize)
   };
 
   struct scalars {
@@ -55,7 +56,7 @@ struct sgd_rule {
     f.finite("lr", s.neg_lr).finite("weight_decay", s.weight_decay).finite("momentum", s.momentum);
     f.finite("the decay factor 1 - lr * weight_decay (1 - weight_decay * lr / initial_lr with decouple_lr)", s.decay);
     f.finite("1 - dampening", s.one_minus_dampening);
-    return f.positive("inv_grad_scale", s.inv_grad_scale);
+    return f.nonzero("inv_grad_scale", s.inv_grad_scale);
   }
 
   FLASHOPTIM_HOST_DEVICE static scalars make_scalars(const hyper& h, double lr, std::int64_t step,
@@ -66,7 +67,7 @@ struct sgd_rule {
     s.decay = decay_factor(lr, h.weight_decay, h.decouple_lr, h.initial_lr);
     s.momentum = static_cast<float>(h.momentum);
     s.one_minus_dampening = static_cast<float>(format::sub_rn(1.0, h.dampening));
-    s.inv_grad_scale = static_cast<float>(inv_grad_scale);
+    s.inv_grad_scale = detail::signed_grad_scale(inv_grad_scale, h.maximize);
     s.first_step = step == 1;
     s.nesterov = h.nesterov;
     s.has_momentum = h.momentum != 0.0;
@@ -76,8 +77,9 @@ struct sgd_rule {
   /// `Math` bounds every intermediate that can overflow (ieee_math: the
   /// identity; saturating_math: the recomputation of rule/tile.hpp).
   template <class Math = ieee_math>
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& /*unused*/,
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[num_states],
                                            const Math& math = Math{}) {
+    float& m = st[0];
     if (Decoupled) {
       p = math.bound(format::mul_rn(p, s.decay));
     } else {

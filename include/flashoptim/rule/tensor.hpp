@@ -23,25 +23,79 @@ struct tensor_ref {
   using param_type = typename Config::param_type;
   using aux_type = typename Config::aux_type;
   using grad_type = typename Config::grad_type;
-  using code0_type = typename Config::state0::code_type;
-  using scale0_type = typename Config::state0::scale_type;
-  using code1_type = typename Config::state1::code_type;
-  using scale1_type = typename Config::state1::scale_type;
+  using states_type = typename Config::template slot_map<state_ref>;
+  static constexpr int num_slots = Config::num_slots;
+  template <int I>
+  using code_t = typename Config::template state<I>::code_type;
+  template <int I>
+  using scale_t = typename Config::template state<I>::scale_type;
 
   param_type* param = nullptr;  ///< n elements, updated in place
   aux_type* aux = nullptr;      ///< n corrections / fp32 masters (null when the mode has none)
   const grad_type* grad = nullptr;
-  code0_type* code0 = nullptr;  ///< state 0: n codes
-  scale0_type* scale0 = nullptr;  ///< state 0: ceil(n / 32) scales when grouped
-  code1_type* code1 = nullptr;
-  scale1_type* scale1 = nullptr;
+  /// One {codes, scales} per state slot: n codes, ceil(n / 32) scales when
+  /// the slot's codec is grouped. Reach slot I as state<I>().
+  states_type states{};
   std::int64_t size = 0;
   std::uint64_t seed = 0;  ///< stochastic-rounding stream of this tensor
   /// Index of element 0 within the whole tensor when this view is a shard of
   /// it: stochastic rounding keys on (seed, step, index_base + i), so a
   /// sharded step rounds like the unsharded one.
   std::uint64_t index_base = 0;
+
+  template <int I>
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE auto& state() {
+    return slot_at<I>(states);
+  }
+  template <int I>
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE const auto& state() const {
+    return slot_at<I>(states);
+  }
 };
+
+/// Slot I of a tensor view (spelled without `.template` in generic code).
+template <int I, class Config>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE auto& state_of(tensor_ref<Config>& t) {
+  return slot_at<I>(t.states);
+}
+template <int I, class Config>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE const auto& state_of(const tensor_ref<Config>& t) {
+  return slot_at<I>(t.states);
+}
+
+/// Names of a slot's buffers in error messages: "state0", "state0 scales", ...
+/// (slots beyond 9 are not expected; the names stay those of slot 9).
+inline const char* slot_code_name(int slot) {
+  static const char* const names[] = {"state0", "state1", "state2", "state3", "state4",
+                                      "state5", "state6", "state7", "state8", "state9"};
+  return names[slot < 9 ? slot : 9];
+}
+inline const char* slot_scale_name(int slot) {
+  static const char* const names[] = {"state0 scales", "state1 scales", "state2 scales", "state3 scales",
+                                      "state4 scales", "state5 scales", "state6 scales", "state7 scales",
+                                      "state8 scales", "state9 scales"};
+  return names[slot < 9 ? slot : 9];
+}
+
+/// Calls f(name, pointer, bytes, written) for every buffer of t: param,
+/// correction, grad, then each slot's codes and scales (sizes in range:
+/// call after validate_tensor, or on views it accepted). The one list of a
+/// tensor's buffers that memory checks, overlap checks and zeroing loop over.
+template <class Config, class F>
+void for_each_buffer(const tensor_ref<Config>& t, F&& f) {
+  const auto n = static_cast<std::size_t>(t.size);
+  f("param", static_cast<const void*>(t.param), n * storage_bytes<typename Config::param_type>, true);
+  f("correction", static_cast<const void*>(t.aux), n * storage_bytes<typename Config::aux_type>, true);
+  f("grad", static_cast<const void*>(t.grad), n * storage_bytes<typename Config::grad_type>, false);
+  for_each_slot<Config::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    using S = typename Config::template state<I>;
+    const auto& r = slot_at<I>(t.states);
+    f(slot_code_name(I), static_cast<const void*>(r.codes), n * storage_bytes<typename S::code_type>, true);
+    f(slot_scale_name(I), static_cast<const void*>(r.scales),
+      static_cast<std::size_t>(codec::scale_count<S>(t.size)) * storage_bytes<typename S::scale_type>, true);
+  });
+}
 
 namespace detail {
 struct buffer_span {
@@ -90,19 +144,25 @@ status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with
                   "tensor %zu: size %" PRId64 " is above the largest supported, 2^56 elements (flashoptim::max_elements)",
                   index, t.size);
   const std::int64_t n = t.size;
-  detail::buffer_span spans[7];
+  constexpr int count = 3 + 2 * C::num_slots;
+  detail::buffer_span spans[count];
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "param", t.param, n, spans[0], true));
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "correction", t.aux, n, spans[1], true));
   FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "grad", with_grad ? t.grad : nullptr, with_grad ? n : 0,
                                                   spans[2], false));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "state0", t.code0, n, spans[3], true));
-  FLASHOPTIM_RETURN_IF_ERROR(
-      detail::check_buffer(index, "state0 scales", t.scale0, codec::scale_count<typename C::state0>(n), spans[4], true));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_buffer(index, "state1", t.code1, n, spans[5], true));
-  FLASHOPTIM_RETURN_IF_ERROR(
-      detail::check_buffer(index, "state1 scales", t.scale1, codec::scale_count<typename C::state1>(n), spans[6], true));
-  for (int i = 0; i < 7; ++i) {
-    for (int j = i + 1; j < 7; ++j) {
+  status slot_status;
+  for_each_slot<C::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    if (!slot_status.ok()) return;
+    const auto& r = slot_at<I>(t.states);
+    slot_status = detail::check_buffer(index, slot_code_name(I), r.codes, n, spans[3 + 2 * I], true);
+    if (!slot_status.ok()) return;
+    slot_status = detail::check_buffer(index, slot_scale_name(I), r.scales,
+                                       codec::scale_count<typename C::template state<I>>(n), spans[4 + 2 * I], true);
+  });
+  FLASHOPTIM_RETURN_IF_ERROR(slot_status);
+  for (int i = 0; i < count; ++i) {
+    for (int j = i + 1; j < count; ++j) {
       const auto& a = spans[i];
       const auto& b = spans[j];
       if (a.begin == a.end || b.begin == b.end || !(a.written || b.written)) continue;
@@ -126,7 +186,7 @@ status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count
     bool written;
   };
   std::vector<span> spans;
-  spans.reserve(count * 7);
+  spans.reserve(count * (3 + 2 * Config::num_slots));
   for (std::size_t i = 0; i < count; ++i) {
     const auto& t = tensors[i];
     FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, t, with_grad));
@@ -141,12 +201,15 @@ status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count
     add(t.param, static_cast<std::size_t>(n) * sizeof(typename R::param_type), "param", true);
     add(t.aux, static_cast<std::size_t>(n) * storage_bytes<typename R::aux_type>, "correction", true);
     if (with_grad) add(t.grad, static_cast<std::size_t>(n) * sizeof(typename R::grad_type), "grad", false);
-    add(t.code0, static_cast<std::size_t>(n) * storage_bytes<typename R::code0_type>, "state0", true);
-    add(t.scale0, static_cast<std::size_t>(codec::scale_count<typename Config::state0>(n)) *
-                      storage_bytes<typename R::scale0_type>, "state0 scales", true);
-    add(t.code1, static_cast<std::size_t>(n) * storage_bytes<typename R::code1_type>, "state1", true);
-    add(t.scale1, static_cast<std::size_t>(codec::scale_count<typename Config::state1>(n)) *
-                      storage_bytes<typename R::scale1_type>, "state1 scales", true);
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      const auto& r = slot_at<I>(t.states);
+      add(r.codes, static_cast<std::size_t>(n) * storage_bytes<typename S::code_type>, slot_code_name(I), true);
+      add(r.scales,
+          static_cast<std::size_t>(codec::scale_count<S>(n)) * storage_bytes<typename S::scale_type>,
+          slot_scale_name(I), true);
+    });
   }
   std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
   // sweep: keep the written span reaching furthest and the span reaching furthest

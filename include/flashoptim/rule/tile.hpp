@@ -13,27 +13,41 @@
 
 #include "flashoptim/rule/config.hpp"
 #include "flashoptim/rule/scalars.hpp"
+#include "flashoptim/rule/slots.hpp"
 
 namespace flashoptim {
+
+/// One state slot's registers in a tile: N codes and the group's scale.
+template <class Codec, int N>
+struct tile_slot {
+  typename Codec::code_type codes[N];
+  typename Codec::scale_type scale;
+};
 
 /// Registers of one tile. Scales belong to the group the tile lies in.
 template <class Config, int N>
 struct tile_data {
+  template <class Codec>
+  using slot_type = tile_slot<Codec, N>;
   typename Config::param_type param[N];
   typename Config::aux_type aux[N];
   typename Config::grad_type grad[N];
-  typename Config::state0::code_type code0[N];
-  typename Config::state1::code_type code1[N];
-  typename Config::state0::scale_type scale0;
-  typename Config::state1::scale_type scale1;
+  typename Config::template slot_map<slot_type> states;  ///< slot I: slot_at<I>(states)
 };
 
 namespace detail {
-/// Distinct random streams for the two state slots.
-inline constexpr std::uint64_t slot_salt[2] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full};
-/// The same salts for device code, which cannot index a host constexpr array.
+/// Distinct random streams for the state slots (slots 0 and 1 keep the
+/// salts of version 0.1, so stochastic rounding of existing configurations
+/// is unchanged).
+inline constexpr std::uint64_t slot_salt[4] = {0x5851f42d4c957f2dull, 0x14057b7ef767814full, 0x2545f4914f6cdd1dull,
+                                               0x9e3779b97f4a7c15ull};
+/// The same salts for device code, which cannot index a host constexpr
+/// array (slots past 3: an odd multiple of the golden ratio per slot).
 FLASHOPTIM_HOST_DEVICE constexpr std::uint64_t slot_salt_of(int slot) {
-  return slot == 0 ? 0x5851f42d4c957f2dull : 0x14057b7ef767814full;
+  return slot == 0   ? 0x5851f42d4c957f2dull
+         : slot == 1 ? 0x14057b7ef767814full
+         : slot == 2 ? 0x2545f4914f6cdd1dull
+                     : 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(2 * slot + 1);
 }
 }  // namespace detail
 
@@ -53,42 +67,54 @@ FLASHOPTIM_HOST_DEVICE constexpr std::uint64_t slot_salt_of(int slot) {
 /// keep the paper's arithmetic.
 template <class Config>
 struct finite_guard {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
-  static constexpr bool enabled = !codec::is_reference_layout<S0>::value && !codec::is_reference_layout<S1>::value;
+  static constexpr int K = Config::num_slots;
+  template <int I>
+  using S = typename Config::template state<I>;
+  template <int I>
+  struct reference_slot : codec::is_reference_layout<S<I>> {};
+  static constexpr bool enabled = !any_of_slots<K, reference_slot>;
   FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static float param_limit() {
     return format::finite_limit<typename Config::param_type>(format::rounding::nearest_even);
   }
   /// Whether an element's results need the recomputation: one compare per
   /// stored value (true for NaN, inf and finite values beyond the limit).
-  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static bool flagged(float p, float m, float v) {
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static bool flagged(float p, const float (&st)[K]) {
     bool out = !format::within(p, param_limit());
-    if constexpr (S0::stores_state) out = out | !format::within(m, codec::state_limit<S0>::value());
-    if constexpr (S1::stores_state) out = out | !format::within(v, codec::state_limit<S1>::value());
+    for_each_slot<K>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      if constexpr (S<I>::stores_state) out = out | !format::within(st[I], codec::state_limit<S<I>>::value());
+    });
     return out;
   }
 
   /// The rare branch for one flagged element: its raw gradient, decoded
-  /// parameter x and decoded states m0, v0 (with their group scales) in,
-  /// the rule's results p, m, v replaced when every input is finite.
-  FLASHOPTIM_HOST_DEVICE static void recompute(const typename Config::scalars& sc, float graw, float x, float m0,
-                                               float v0, typename S0::scale_type scale0,
-                                               typename S1::scale_type scale1, float& p, float& m, float& v) {
-    m0 = codec::finite_decoded<S0>(m0, scale0);
-    v0 = codec::finite_decoded<S1>(v0, scale1);
+  /// parameter x and decoded states st0 (with the tile's slots, for their
+  /// group scales) in, the rule's results p, st replaced when every input
+  /// is finite.
+  template <class Slots>
+  FLASHOPTIM_HOST_DEVICE static void recompute(const typename Config::scalars& sc, float graw, float x,
+                                               const float (&st0)[K], const Slots& slots, float& p, float (&st)[K]) {
+    float si[K];
+    bool finite_states = true;
+    for_each_slot<K>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      si[I] = codec::finite_decoded<S<I>>(st0[I], slot_at<I>(slots).scale);
+      finite_states = finite_states && format::is_finite(si[I]);
+    });
     // A master whose stored parameter is already non-finite (an fp32
     // master beyond an fp16 parameter's range) is a non-finite input.
     const float decoded_limit =
         format::float_from_bits(format::finite_limit_bits<typename Config::param_type>::decoded);
-    if (!(format::is_finite(graw) && format::within(x, decoded_limit) && format::is_finite(m0) &&
-          format::is_finite(v0)))
+    if (!(format::is_finite(graw) && format::within(x, decoded_limit) && finite_states))
       return;  // a non-finite input propagates
     const float g = format::saturate(format::mul_rn(graw, sc.inv_grad_scale));
-    float pi = x, mi = m0, vi = v0;
-    Config::rule::apply(sc, g, pi, mi, vi, rule::saturating_math{});
+    float pi = x;
+    Config::rule::apply(sc, g, pi, si, rule::saturating_math{});
     p = format::bits_of(pi) == format::bits_of(x) ? pi : format::clamp_magnitude(pi, param_limit());
-    m = S0::stores_state ? format::clamp_magnitude(mi, codec::state_limit<S0>::value()) : mi;
-    v = S1::stores_state ? format::clamp_magnitude(vi, codec::state_limit<S1>::value()) : vi;
+    for_each_slot<K>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      st[I] = S<I>::stores_state ? format::clamp_magnitude(si[I], codec::state_limit<S<I>>::value()) : si[I];
+    });
   }
 };
 
@@ -109,10 +135,13 @@ template <class Config, int N, class Reduce>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void step_tile(const typename Config::scalars& sc, tile_data<Config, N>& t,
                                                         int valid, Reduce&& reduce, codec::rounding_key key) {
   using master = typename Config::master;
-  float x[N], m[N], v[N];
+  constexpr int K = Config::num_slots;
+  float x[N], st[K][N];
   FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) x[i] = master::decode(t.param[i], t.aux[i]);
-  Config::state0::decode_tile(t.code0, t.scale0, m);
-  Config::state1::decode_tile(t.code1, t.scale1, v);
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    Config::template state<I>::decode_tile(slot_at<I>(t.states).codes, slot_at<I>(t.states).scale, st[I]);
+  });
   using guard = finite_guard<Config>;
   constexpr bool reports = detail::reports_to_flag<typename Config::scalars>::value;
   bool flagged = false;
@@ -121,28 +150,31 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void step_tile(const typename Config::s
       const float graw = format::to_float(t.grad[i]);
       const float g = format::mul_rn(graw, sc.inv_grad_scale);
       float p = x[i];
-      const float m0 = m[i], v0 = v[i];  // for the recomputation
-      (void)m0, (void)v0;
-      Config::rule::apply(sc, g, p, m[i], v[i]);
+      float e[K], e0[K];  // this element's states; e0 for the recomputation
+      FLASHOPTIM_UNROLL for (int k = 0; k < K; ++k) e[k] = e0[k] = st[k][i];
+      (void)e0;
+      Config::rule::apply(sc, g, p, e);
       if constexpr (guard::enabled) {
         if constexpr (reports) {
-          flagged = flagged | guard::flagged(p, m[i], v[i]);
-        } else if (guard::flagged(p, m[i], v[i])) {  // rare: an overflow, or a non-finite input
-          guard::recompute(sc, graw, x[i], m0, v0, t.scale0, t.scale1, p, m[i], v[i]);
+          flagged = flagged | guard::flagged(p, e);
+        } else if (guard::flagged(p, e)) {  // rare: an overflow, or a non-finite input
+          guard::recompute(sc, graw, x[i], e0, t.states, p, e);
         }
       }
+      FLASHOPTIM_UNROLL for (int k = 0; k < K; ++k) st[k][i] = e[k];
       codec::master_update<master>(x[i], p, t.param[i], t.aux[i]);
     } else {
-      m[i] = 0.0f;
-      v[i] = 0.0f;
+      FLASHOPTIM_UNROLL for (int k = 0; k < K; ++k) st[k][i] = 0.0f;
     }
   }
   if constexpr (guard::enabled && reports) *sc.ok = *sc.ok & !flagged;
   const std::uint64_t seed = key.seed;
-  key.seed = seed ^ detail::slot_salt_of(0);
-  Config::state0::encode_tile(m, t.code0, t.scale0, reduce, key);
-  key.seed = seed ^ detail::slot_salt_of(1);
-  Config::state1::encode_tile(v, t.code1, t.scale1, reduce, key);
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    codec::rounding_key k = key;
+    k.seed = seed ^ detail::slot_salt_of(I);
+    Config::template state<I>::encode_tile(st[I], slot_at<I>(t.states).codes, slot_at<I>(t.states).scale, reduce, k);
+  });
 }
 
 }  // namespace flashoptim

@@ -265,10 +265,12 @@ struct vmaster<codec::exact_split> {
 template <class Rule>
 struct vrule;
 
-template <bool Decoupled>
-struct vrule<rule::adam_rule<Decoupled>> {
-  using scalars = typename rule::adam_rule<Decoupled>::scalars;
-  static constexpr bool gives_sqrt_v = true;
+template <bool Decoupled, bool AMSGrad>
+struct vrule<rule::adam_rule<Decoupled, AMSGrad>> {
+  using scalars = typename rule::adam_rule<Decoupled, AMSGrad>::scalars;
+  static constexpr int num_states = rule::adam_rule<Decoupled, AMSGrad>::num_states;
+  /// The slot whose square root apply hands out (the denominator's).
+  static constexpr int sqrt_slot = AMSGrad ? 2 : 1;
   struct consts {
     vf beta1, one_minus_beta1, beta2, one_minus_beta2, neg_step_size, inv_sqrt_bc2, eps, weight_decay, decay;
   };
@@ -277,7 +279,10 @@ struct vrule<rule::adam_rule<Decoupled>> {
             ops::set1(s.one_minus_beta2), ops::set1(s.neg_step_size),   ops::set1(s.inv_sqrt_bc2),
             ops::set1(s.eps),             ops::set1(s.weight_decay),    ops::set1(s.decay)};
   }
-  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars&, vf g, vf& p, vf& m, vf& v, vf& sqrt_v) {
+  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars&, vf g, vf& p, vf (&st)[num_states],
+                                      vf& sqrt_v) {
+    vf& m = st[0];
+    vf& v = st[1];
     if (Decoupled) {
       p = ops::mul(p, k.decay);
     } else {
@@ -285,7 +290,14 @@ struct vrule<rule::adam_rule<Decoupled>> {
     }
     m = ops::fma(k.beta1, m, ops::mul(k.one_minus_beta1, g));
     v = ops::fma(k.beta2, v, ops::mul(ops::mul(k.one_minus_beta2, g), g));
-    sqrt_v = ops::sqrt(v);
+    vf vd = v;
+    if constexpr (AMSGrad) {
+      // rule::adam_rule's max; a NaN v leaves vmax, but v itself then
+      // sends the group to the scalar step
+      st[2] = ops::select(ops::gt(v, st[2]), v, st[2]);
+      vd = st[2];
+    }
+    sqrt_v = ops::sqrt(vd);
     const vf d = ops::fma(sqrt_v, k.inv_sqrt_bc2, k.eps);
     p = ops::fma(k.neg_step_size, ops::div(m, d), p);
   }
@@ -294,7 +306,7 @@ struct vrule<rule::adam_rule<Decoupled>> {
 template <bool Decoupled>
 struct vrule<rule::sgd_rule<Decoupled>> {
   using scalars = typename rule::sgd_rule<Decoupled>::scalars;
-  static constexpr bool gives_sqrt_v = false;
+  static constexpr int sqrt_slot = -1;
   struct consts {
     vf neg_lr, weight_decay, decay, momentum, one_minus_dampening;
   };
@@ -302,7 +314,8 @@ struct vrule<rule::sgd_rule<Decoupled>> {
     return {ops::set1(s.neg_lr), ops::set1(s.weight_decay), ops::set1(s.decay), ops::set1(s.momentum),
             ops::set1(s.one_minus_dampening)};
   }
-  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars& s, vf g, vf& p, vf& m, vf&, vf&) {
+  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars& s, vf g, vf& p, vf (&st)[1], vf&) {
+    vf& m = st[0];
     if (Decoupled) {
       p = ops::mul(p, k.decay);
     } else {
@@ -320,7 +333,7 @@ struct vrule<rule::sgd_rule<Decoupled>> {
 template <>
 struct vrule<rule::lion> {
   using scalars = rule::lion::scalars;
-  static constexpr bool gives_sqrt_v = false;
+  static constexpr int sqrt_slot = -1;
   struct consts {
     vf neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2, decay;
   };
@@ -328,7 +341,8 @@ struct vrule<rule::lion> {
     return {ops::set1(s.neg_lr), ops::set1(s.beta1),           ops::set1(s.one_minus_beta1),
             ops::set1(s.beta2),  ops::set1(s.one_minus_beta2), ops::set1(s.decay)};
   }
-  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars&, vf g, vf& p, vf& m, vf&, vf&) {
+  FLASHOPTIM_CPU_FN static void apply(const consts& k, const scalars&, vf g, vf& p, vf (&st)[1], vf&) {
+    vf& m = st[0];
     const vf c = ops::fma(k.beta1, m, ops::mul(k.one_minus_beta1, g));
     // lion::sign: +-1, and c * 0 for zeros (c itself: the same signed zero;
     // a NaN c sends the group to the scalar step)
@@ -584,13 +598,38 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 
 // ------------------------------------------------------------ the block step
 
+// A loop over state slots with the kernel's target: lambdas do not inherit
+// their enclosing function's target attribute, so every body that touches
+// vectors is marked FLASHOPTIM_CPU_LAMBDA and called from a targeted loop.
+template <class F, int... I>
+FLASHOPTIM_CPU_FN void vslots_impl(F& f, std::integer_sequence<int, I...>) {
+  (f(::flashoptim::slot_index<I>{}), ...);
+}
+template <int K, class F>
+FLASHOPTIM_CPU_FN void vslots(F&& f) {
+  vslots_impl(f, std::make_integer_sequence<int, K>{});
+}
+
 template <class Config>
 struct group_kernel {
   using master = vmaster<typename Config::master>;
   using vr = vrule<typename Config::rule>;
-  using s0 = vstate<typename Config::state0>;
-  using s1 = vstate<typename Config::state1>;
+  static constexpr int K = Config::num_slots;
+  template <int I>
+  using vs = vstate<typename Config::template state<I>>;
   using scalars = typename Config::scalars;
+
+  /// Per-slot values of the types of each slot's vstate.
+  template <class S>
+  struct slot_scales {
+    typename vstate<S>::scale_value v[lanes];  ///< the decoding scale of group b of a block
+  };
+  template <class S>
+  struct slot_norms {
+    typename vstate<S>::norm v[lanes];  ///< the encoding norm of group b of a block
+  };
+  using scales_type = typename Config::template slot_map<slot_scales>;
+  using norms_type = typename Config::template slot_map<slot_norms>;
 
   struct consts {
     typename vr::consts rule;
@@ -614,42 +653,48 @@ struct group_kernel {
   struct block {
     static constexpr int count = Groups * group_vectors;
     vi out_p[count], out_a[count];  ///< master bytes to store
-    vf t0[count], t1[count];        ///< companded states
-    vi amax0[Groups], amax1[Groups];
+    vf t[K][count];                 ///< companded states, per slot
+    vi amax[K][Groups];
     vm bad;
-    vi extreme0, extreme1;
+    vi extreme[K];
   };
 
   /// Decodes, updates and encodes the master weight of `Groups` groups into
   /// registers, with each group's decoding scales given.
   template <int Groups>
   FLASHOPTIM_CPU_FN static void update(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
-                                       std::int64_t begin, const typename s0::scale_value* scale0,
-                                       const typename s1::scale_value* scale1, block<Groups>& r) {
+                                       std::int64_t begin, const scales_type& scales, block<Groups>& r) {
     r.bad = ops::mask_none();
-    r.extreme0 = s0::sentinel_start();
-    r.extreme1 = s1::sentinel_start();
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      r.extreme[I] = vs<I>::sentinel_start();
+    });
     for (int b = 0; b < Groups; ++b) {
-      r.amax0[b] = r.amax1[b] = ops::set1i(0);
+      for (int q = 0; q < K; ++q) r.amax[q][b] = ops::set1i(0);
       for (int j = 0; j < group_vectors; ++j) {
         const int i = b * group_vectors + j;
         const std::int64_t e = begin + i * lanes;
         typename master::raw raw;
         const vf x = master::decode(t.param + e, at(t.aux, e), raw);
-        vf m = s0::decode(at(t.code0, e), scale0[b], r.extreme0);
-        vf v = s1::decode(at(t.code1, e), scale1[b], r.extreme1);
+        vf st[K];
+        vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+          constexpr int I = decltype(s)::value;
+          st[I] = vs<I>::decode(at(slot_at<I>(t.states).codes, e), slot_at<I>(scales).v[b], r.extreme[I]);
+        });
         vf g = velem<typename Config::grad_type>::load_value(t.grad + e);
         // A non-finite g needs no check of its own: every rule carries it
         // into p or m (0 * inf is NaN).
         g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
-        vr::apply(k.rule, sc, g, p, m, v, sqrt_v);
+        vr::apply(k.rule, sc, g, p, st, sqrt_v);
         r.bad = ops::mor(r.bad, beyond_limit(p, format::finite_limit<typename Config::param_type>()));
         master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
-        r.t0[i] = s0::pre(m, nullptr, r.bad);
-        r.t1[i] = s1::pre(v, vr::gives_sqrt_v ? &sqrt_v : nullptr, r.bad);
-        r.amax0[b] = s0::amax_bits(r.amax0[b], r.t0[i]);
-        r.amax1[b] = s1::amax_bits(r.amax1[b], r.t1[i]);
+        vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+          constexpr int I = decltype(s)::value;
+          // the rule's square root of this slot's value, when it has it
+          r.t[I][i] = vs<I>::pre(st[I], vr::sqrt_slot == I ? &sqrt_v : nullptr, r.bad);
+          r.amax[I][b] = vs<I>::amax_bits(r.amax[I][b], r.t[I][i]);
+        });
       }
     }
   }
@@ -657,20 +702,27 @@ struct group_kernel {
   /// Stores the master bytes and encodes the states of group b of a block.
   template <int Groups>
   FLASHOPTIM_CPU_FN static void store_group(const tensor_ref<Config>& t, std::int64_t begin, std::uint64_t step,
-                                            const block<Groups>& r, int b, const typename s0::norm& norm0,
-                                            const typename s1::norm& norm1) {
+                                            const block<Groups>& r, int b, const norms_type& norms) {
     for (int j = 0; j < group_vectors; ++j) {
       const int i = b * group_vectors + j;
       const std::int64_t e = begin + i * lanes;
       const std::uint64_t index = t.index_base + static_cast<std::uint64_t>(e);
       master::store(t.param + e, at(t.aux, e), r.out_p[i], r.out_a[i]);
-      s0::encode(r.t0[i], norm0, at(t.code0, e), t.seed ^ ::flashoptim::detail::slot_salt_of(0), step, index);
-      s1::encode(r.t1[i], norm1, at(t.code1, e), t.seed ^ ::flashoptim::detail::slot_salt_of(1), step, index);
+      vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+        constexpr int I = decltype(s)::value;
+        vs<I>::encode(r.t[I][i], slot_at<I>(norms).v[b], at(slot_at<I>(t.states).codes, e),
+                      t.seed ^ ::flashoptim::detail::slot_salt_of(I), step, index);
+      });
     }
   }
 
-  FLASHOPTIM_CPU_FN static bool clean(vm bad, vi extreme0, vi extreme1) {
-    return !ops::any(bad) && !s0::has_sentinel(extreme0) && !s1::has_sentinel(extreme1);
+  FLASHOPTIM_CPU_FN static bool clean(vm bad, const vi (&extreme)[K]) {
+    bool sentinel = false;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      sentinel = sentinel || vs<I>::has_sentinel(extreme[I]);
+    });
+    return !ops::any(bad) && !sentinel;
   }
 
   /// Steps the whole group starting at element `begin` of `t`, scales through
@@ -679,16 +731,27 @@ struct group_kernel {
   FLASHOPTIM_CPU_FN static bool run_group(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                           std::int64_t begin, std::uint64_t step) {
     const std::int64_t group = begin / 32;
-    const typename s0::scale_value scale0 = s0::load_scale(at(t.scale0, group));
-    const typename s1::scale_value scale1 = s1::load_scale(at(t.scale1, group));
+    scales_type scales;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      slot_at<I>(scales).v[0] = vs<I>::load_scale(at(slot_at<I>(t.states).scales, group));
+    });
     block<1> r;
-    update<1>(k, sc, t, begin, &scale0, &scale1, r);
-    const std::int32_t max0 = s0::grouped ? ops::hmaxi(r.amax0[0]) : 0;
-    const std::int32_t max1 = s1::grouped ? ops::hmaxi(r.amax1[0]) : 0;
-    if (max0 >= 0x7f800000 || max1 >= 0x7f800000 || !clean(r.bad, r.extreme0, r.extreme1)) return false;
-    const auto norm0 = s0::store_scale(max0, at(t.scale0, group));
-    const auto norm1 = s1::store_scale(max1, at(t.scale1, group));
-    store_group(t, begin, step, r, 0, norm0, norm1);
+    update<1>(k, sc, t, begin, scales, r);
+    std::int32_t max[K];
+    bool finite = true;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      max[I] = vs<I>::grouped ? ops::hmaxi(r.amax[I][0]) : 0;
+      finite = finite && max[I] < 0x7f800000;
+    });
+    if (!finite || !clean(r.bad, r.extreme)) return false;
+    norms_type norms;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      slot_at<I>(norms).v[0] = vs<I>::store_scale(max[I], at(slot_at<I>(t.states).scales, group));
+    });
+    store_group(t, begin, step, r, 0, norms);
     return true;
   }
 
@@ -696,25 +759,30 @@ struct group_kernel {
   FLASHOPTIM_CPU_FN static bool run_block(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                           std::int64_t begin, std::uint64_t step) {
     const std::int64_t group = begin / 32;
-    const auto scales0 = s0::load_scales(at(t.scale0, group));
-    const auto scales1 = s1::load_scales(at(t.scale1, group));
-    typename s0::scale_value scale0[lanes];
-    typename s1::scale_value scale1[lanes];
-    for (int b = 0; b < lanes; ++b) {
-      scale0[b] = s0::scale_of(scales0, b);
-      scale1[b] = s1::scale_of(scales1, b);
-    }
+    scales_type scales;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      const auto block_scales = vs<I>::load_scales(at(slot_at<I>(t.states).scales, group));
+      for (int b = 0; b < lanes; ++b) slot_at<I>(scales).v[b] = vs<I>::scale_of(block_scales, b);
+    });
     block<lanes> r;
-    update<lanes>(k, sc, t, begin, scale0, scale1, r);
-    const vi max0 = s0::grouped ? ops::transpose_max(r.amax0) : ops::set1i(0);
-    const vi max1 = s1::grouped ? ops::transpose_max(r.amax1) : ops::set1i(0);
+    update<lanes>(k, sc, t, begin, scales, r);
+    vi max[K];
+    vm over = ops::mask_none();
     const vi finite_limit = ops::set1i(0x7f7fffff);
-    if (ops::any(ops::mor(ops::gti(max0, finite_limit), ops::gti(max1, finite_limit))) ||
-        !clean(r.bad, r.extreme0, r.extreme1))
-      return false;
-    const auto norms0 = s0::store_scales(max0, at(t.scale0, group));
-    const auto norms1 = s1::store_scales(max1, at(t.scale1, group));
-    for (int b = 0; b < lanes; ++b) store_group(t, begin, step, r, b, s0::norm_of(norms0, b), s1::norm_of(norms1, b));
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      max[I] = vs<I>::grouped ? ops::transpose_max(r.amax[I]) : ops::set1i(0);
+      over = ops::mor(over, ops::gti(max[I], finite_limit));
+    });
+    if (ops::any(over) || !clean(r.bad, r.extreme)) return false;
+    norms_type norms;
+    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
+      constexpr int I = decltype(s)::value;
+      const auto block_norms = vs<I>::store_scales(max[I], at(slot_at<I>(t.states).scales, group));
+      for (int b = 0; b < lanes; ++b) slot_at<I>(norms).v[b] = vs<I>::norm_of(block_norms, b);
+    });
+    for (int b = 0; b < lanes; ++b) store_group(t, begin, step, r, b, norms);
     return true;
   }
 };

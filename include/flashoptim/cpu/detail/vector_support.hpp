@@ -32,8 +32,8 @@ inline constexpr bool is_one_of_floats =
 
 template <class Rule>
 struct vector_rule : std::false_type {};
-template <bool D>
-struct vector_rule<rule::adam_rule<D>> : std::true_type {};
+template <bool D, bool A>
+struct vector_rule<rule::adam_rule<D, A>> : std::true_type {};
 template <bool D>
 struct vector_rule<rule::sgd_rule<D>> : std::true_type {};
 template <>
@@ -87,12 +87,16 @@ template <class Code, class Compander, class Scale, codec::code_rounding R>
 struct vector_state<codec::grouped<Code, Compander, Scale, R>>
     : std::bool_constant<vector_code<Code>::value && vector_compander<Compander> && vector_scale<Scale>::value> {};
 
+template <class Config, class Seq = std::make_integer_sequence<int, Config::num_slots>>
+struct vector_states;
+template <class Config, int... I>
+struct vector_states<Config, std::integer_sequence<int, I...>>
+    : std::bool_constant<(vector_state<typename Config::template state<I>>::value && ...)> {};
+
 template <class Config>
 inline constexpr bool vectorized = vector_rule<typename Config::rule>::value &&
                                    vector_master<typename Config::master>::value &&
-                                   is_one_of_floats<typename Config::grad_type> &&
-                                   vector_state<typename Config::state0>::value &&
-                                   vector_state<typename Config::state1>::value;
+                                   is_one_of_floats<typename Config::grad_type> && vector_states<Config>::value;
 
 /// The scalar step of one group, for groups the vector code leaves to it
 /// (partial last groups, groups holding NaN/inf). Never inlined, so it keeps
