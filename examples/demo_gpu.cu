@@ -43,10 +43,10 @@ struct block_layout {
     t.param = reinterpret_cast<bf16*>(base + off[0]);
     t.aux = reinterpret_cast<std::int8_t*>(base + off[1]);
     t.grad = reinterpret_cast<bf16*>(base + off[2]);
-    t.code0 = reinterpret_cast<std::int8_t*>(base + off[3]);
-    t.scale0 = reinterpret_cast<float*>(base + off[4]);
-    t.code1 = reinterpret_cast<std::uint8_t*>(base + off[5]);
-    t.scale1 = reinterpret_cast<float*>(base + off[6]);
+    flashoptim::slot_at<0>(t.states).codes = reinterpret_cast<std::int8_t*>(base + off[3]);
+    flashoptim::slot_at<0>(t.states).scales = reinterpret_cast<float*>(base + off[4]);
+    flashoptim::slot_at<1>(t.states).codes = reinterpret_cast<std::uint8_t*>(base + off[5]);
+    flashoptim::slot_at<1>(t.states).scales = reinterpret_cast<float*>(base + off[6]);
     t.size = n;
     t.seed = seed;
     return t;

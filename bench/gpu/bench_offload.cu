@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < k; ++i)
       for (std::int64_t b = 0; b < n; b += chunk) {
         tensor_ref<cfg> v = host[i];
-        v.param += b, v.aux += b, v.code0 += b, v.code1 += b, v.scale0 += b / 32, v.scale1 += b / 32;
+        v.param += b, v.aux += b, flashoptim::slot_at<0>(v.states).codes += b, flashoptim::slot_at<1>(v.states).codes += b, flashoptim::slot_at<0>(v.states).scales += b / 32, flashoptim::slot_at<1>(v.states).scales += b / 32;
         v.size = std::min(chunk, n - b);
         v.grad = cold ? host_grad + static_cast<std::int64_t>(i) * n + b : host_grad;
         CHECK_STATUS(cpu::step<cfg>(h, a, &v, 1));

@@ -158,10 +158,10 @@ struct workspace {
       r.param = ptr(0, static_cast<typename R::param_type*>(nullptr));
       r.aux = ptr(1, static_cast<typename R::aux_type*>(nullptr));
       r.grad = ptr(2, static_cast<typename R::grad_type*>(nullptr));
-      r.code0 = ptr(3, static_cast<typename R::code0_type*>(nullptr));
-      r.scale0 = ptr(4, static_cast<typename R::scale0_type*>(nullptr));
-      r.code1 = ptr(5, static_cast<typename R::code1_type*>(nullptr));
-      r.scale1 = ptr(6, static_cast<typename R::scale1_type*>(nullptr));
+      flashoptim::slot_at<0>(r.states).codes = ptr(3, static_cast<typename R::template code_t<0>*>(nullptr));
+      flashoptim::slot_at<0>(r.states).scales = ptr(4, static_cast<typename R::template scale_t<0>*>(nullptr));
+      flashoptim::slot_at<1>(r.states).codes = ptr(5, static_cast<typename R::template code_t<1>*>(nullptr));
+      flashoptim::slot_at<1>(r.states).scales = ptr(6, static_cast<typename R::template scale_t<1>*>(nullptr));
       r.size = sizes[i];
       r.seed = i + 1;
       refs.push_back(r);

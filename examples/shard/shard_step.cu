@@ -527,18 +527,18 @@ struct shard_run {
       report(r, "corrections",
              differing(s.device, s.buffers.aux, ref.buffers.aux + b, bytes_of(s.buffers.aux, n), first), first);
       report(r, "momentum",
-             differing(s.device, s.buffers.code0, ref.buffers.code0 + b, bytes_of(s.buffers.code0, n), first), first);
+             differing(s.device, flashoptim::slot_at<0>(s.buffers.states).codes, flashoptim::slot_at<0>(ref.buffers.states).codes + b, bytes_of(flashoptim::slot_at<0>(s.buffers.states).codes, n), first), first);
       report(r, "second moment",
-             differing(s.device, s.buffers.code1, ref.buffers.code1 + b, bytes_of(s.buffers.code1, n), first), first);
+             differing(s.device, flashoptim::slot_at<1>(s.buffers.states).codes, flashoptim::slot_at<1>(ref.buffers.states).codes + b, bytes_of(flashoptim::slot_at<1>(s.buffers.states).codes, n), first), first);
       // scales: the rank's groups are the unsharded groups [group_offset, +group_count)
       const std::int64_t g = plan.group_offset(r), gn = plan.group_count(r);
       report(r, "scales 0",
-             differing(s.device, s.buffers.scale0, ref.buffers.scale0 + g, bytes_of(s.buffers.scale0, gn), first),
+             differing(s.device, flashoptim::slot_at<0>(s.buffers.states).scales, flashoptim::slot_at<0>(ref.buffers.states).scales + g, bytes_of(flashoptim::slot_at<0>(s.buffers.states).scales, gn), first),
              first);
       report(r, "scales 1",
-             differing(s.device, s.buffers.scale1, ref.buffers.scale1 + g, bytes_of(s.buffers.scale1, gn), first),
+             differing(s.device, flashoptim::slot_at<1>(s.buffers.states).scales, flashoptim::slot_at<1>(ref.buffers.states).scales + g, bytes_of(flashoptim::slot_at<1>(s.buffers.states).scales, gn), first),
              first);
-      static_assert(sizeof(R::scale0_type) == 4 && sizeof(R::aux_type) == 1,
+      static_assert(sizeof(R::scale_t<0>) == 4 && sizeof(R::aux_type) == 1,
                     "the byte counts above assume this config");
       std::int64_t mine = 0, theirs = 0;
       CHECK_CALL(cudaSetDevice(s.device));

@@ -27,8 +27,8 @@ struct host_tensor {
       : n(size), param(n), grad(n), aux(n), code0(n), code1(n), scale0((n + 31) / 32), scale1((n + 31) / 32) {}
   tensor_ref<C> ref() {
     tensor_ref<C> r;
-    r.param = param.data(), r.aux = aux.data(), r.grad = grad.data(), r.code0 = code0.data();
-    r.scale0 = scale0.data(), r.code1 = code1.data(), r.scale1 = scale1.data(), r.size = n;
+    r.param = param.data(), r.aux = aux.data(), r.grad = grad.data(), flashoptim::slot_at<0>(r.states).codes = code0.data();
+    flashoptim::slot_at<0>(r.states).scales = scale0.data(), flashoptim::slot_at<1>(r.states).codes = code1.data(), flashoptim::slot_at<1>(r.states).scales = scale1.data(), r.size = n;
     return r;
   }
 };
@@ -43,7 +43,7 @@ TEST_CASE("validate_tensor_list: 100,000 tensors") {
     list.push_back(ts.back().ref());
   }
   CHECK(validate_tensor_list(list.data(), list.size()).ok());
-  list[77777].code1 = list[12345].code1;
+  flashoptim::slot_at<1>(list[77777].states).codes = flashoptim::slot_at<1>(list[12345].states).codes;
   CHECK(validate_tensor_list(list.data(), list.size()).code() == status_code::aliasing);
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("state_layout: bytes and carving") {
     l.carve(base, t);
     CHECK(t.size == n);
     if (n > 0) {
-      CHECK(reinterpret_cast<std::uintptr_t>(t.code1) % 256 == 0);
+      CHECK(reinterpret_cast<std::uintptr_t>(flashoptim::slot_at<1>(t.states).codes) % 256 == 0);
       CHECK(validate_tensor(0, t).ok());
     }
   }

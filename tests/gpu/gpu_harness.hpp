@@ -119,14 +119,14 @@ struct tensor_set {
     r.param = at<typename R::param_type>(s_param, i, device);
     r.aux = at<typename R::aux_type>(s_aux, i, device);
     r.grad = at<typename R::grad_type>(s_grad, i, device);
-    r.code0 = at<typename R::code0_type>(s_code0, i, device);
-    r.scale0 = at<typename R::scale0_type>(s_scale0, i, device);
-    r.code1 = at<typename R::code1_type>(s_code1, i, device);
-    r.scale1 = at<typename R::scale1_type>(s_scale1, i, device);
+    flashoptim::slot_at<0>(r.states).codes = at<typename R::template code_t<0>>(s_code0, i, device);
+    flashoptim::slot_at<0>(r.states).scales = at<typename R::template scale_t<0>>(s_scale0, i, device);
+    flashoptim::slot_at<1>(r.states).codes = at<typename R::template code_t<1>>(s_code1, i, device);
+    flashoptim::slot_at<1>(r.states).scales = at<typename R::template scale_t<1>>(s_scale1, i, device);
     // Absent or empty buffers are null, as a caller would pass them.
-    if (sizes[i] == 0) r.param = nullptr, r.aux = nullptr, r.grad = nullptr, r.code0 = nullptr, r.code1 = nullptr;
-    if (traits::count(s_scale0, sizes[i]) == 0) r.scale0 = nullptr;
-    if (traits::count(s_scale1, sizes[i]) == 0) r.scale1 = nullptr;
+    if (sizes[i] == 0) r.param = nullptr, r.aux = nullptr, r.grad = nullptr, flashoptim::slot_at<0>(r.states).codes = nullptr, flashoptim::slot_at<1>(r.states).codes = nullptr;
+    if (traits::count(s_scale0, sizes[i]) == 0) flashoptim::slot_at<0>(r.states).scales = nullptr;
+    if (traits::count(s_scale1, sizes[i]) == 0) flashoptim::slot_at<1>(r.states).scales = nullptr;
     r.size = sizes[i];
     r.seed = 0x9e3779b9u * (i + 1);
     r.index_base = 977 * i;  // as if each tensor were a shard of a larger one

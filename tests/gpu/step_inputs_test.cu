@@ -298,7 +298,7 @@ TEST_CASE("bad inputs are refused before anything is written (C14)") {
   l[1].grad = nullptr;
   expect(l, status_code::null_pointer);
   l = refs;
-  l[0].code1 = reinterpret_cast<std::uint8_t*>(l[1].code1);  // state1 of two tensors overlap
+  flashoptim::slot_at<1>(l[0].states).codes = reinterpret_cast<std::uint8_t*>(flashoptim::slot_at<1>(l[1].states).codes);  // state1 of two tensors overlap
   expect(l, status_code::aliasing);
   l = refs;
   l[1].param = reinterpret_cast<bf16*>(reinterpret_cast<char*>(l[1].param) + 1);
@@ -316,10 +316,10 @@ TEST_CASE("bad inputs are refused before anything is written (C14)") {
   d.param = {r.param, dtype::bf16, r.size};
   d.aux = {r.aux, dtype::i16, r.size};
   d.grad = {const_cast<bf16*>(r.grad), dtype::bf16, r.size};
-  d.state0 = {r.code0, dtype::i8, r.size};
-  d.scale0 = {r.scale0, dtype::f32, (r.size + 31) / 32};
-  d.state1 = {r.code1, dtype::u8, r.size};
-  d.scale1 = {r.scale1, dtype::f32, (r.size + 31) / 32};
+  d.states[0].codes = {flashoptim::slot_at<0>(r.states).codes, dtype::i8, r.size};
+  d.states[0].scales = {flashoptim::slot_at<0>(r.states).scales, dtype::f32, (r.size + 31) / 32};
+  d.states[1].codes = {flashoptim::slot_at<1>(r.states).codes, dtype::u8, r.size};
+  d.states[1].scales = {flashoptim::slot_at<1>(r.states).scales, dtype::f32, (r.size + 31) / 32};
   status s = p.build(&d, 1);
   CHECK(s.code() == status_code::dtype_mismatch);
   CHECK(std::string(s.message()).find("correction is int16") != std::string::npos);
@@ -353,13 +353,13 @@ TEST_CASE("buffers the device cannot read are refused at build; the context surv
   l[1].grad = reinterpret_cast<const R::grad_type*>(pageable.data());
   refused(l, "tensor 1: grad");
   l = refs;
-  l[1].scale1 = reinterpret_cast<R::scale1_type*>(pageable.data());
+  flashoptim::slot_at<1>(l[1].states).scales = reinterpret_cast<R::scale_t<1>*>(pageable.data());
   refused(l, "state1 scales");
   // Pinned host memory: stepping it across PCIe is what offload_plan is for.
   void* pinned = nullptr;
   GPU_CHECK(cudaHostAlloc(&pinned, 64 * 1024, cudaHostAllocMapped));
   l = refs;
-  l[0].code0 = static_cast<R::code0_type*>(pinned);
+  flashoptim::slot_at<0>(l[0].states).codes = static_cast<R::code_t<0>*>(pinned);
   refused(l, "pinned host memory");
   GPU_CHECK(cudaFreeHost(pinned));
   // Freed device memory.
@@ -410,7 +410,7 @@ TEST_CASE("buffers the device cannot read are refused at build; the context surv
     GPU_CHECK(cudaMalloc(&other, 64 * 1024));
     GPU_CHECK(cudaSetDevice(current));
     l = refs;
-    l[0].code1 = static_cast<R::code1_type*>(other);
+    flashoptim::slot_at<1>(l[0].states).codes = static_cast<R::code_t<1>*>(other);
     refused(l, "memory of device");
     GPU_CHECK(cudaFree(other));
   }
@@ -513,7 +513,7 @@ TEST_CASE("state initialization on the device is the host's split") {
   l.carve(state.ptr, t);
   STATUS_OK(device::init_tensor_async<C>(reinterpret_cast<const float*>(dx.ptr), t, nullptr));
   std::vector<std::int8_t> codes(n);
-  GPU_CHECK(cudaMemcpy(codes.data(), t.code0, n, cudaMemcpyDeviceToHost));
+  GPU_CHECK(cudaMemcpy(codes.data(), flashoptim::slot_at<0>(t.states).codes, n, cudaMemcpyDeviceToHost));
   bool zero = true;
   for (auto c : codes) zero &= c == 0;
   CHECK(zero);

@@ -228,11 +228,11 @@ TEST_CASE("off-load: bad inputs are refused before anything is written") {
   }
   // misaligned host buffer
   bad = host.views;
-  bad[1].scale0 = reinterpret_cast<float*>(reinterpret_cast<char*>(bad[1].scale0) + 2);
+  flashoptim::slot_at<0>(bad[1].states).scales = reinterpret_cast<float*>(reinterpret_cast<char*>(flashoptim::slot_at<0>(bad[1].states).scales) + 2);
   expect(p.build(m.views.data(), m.views.size(), 0.3, bad.data(), k), status_code::misaligned, "misaligned scales");
   // a host view that overlaps another
   bad = host.views;
-  bad[1].code0 = reinterpret_cast<std::int8_t*>(host.views[0].code1);
+  flashoptim::slot_at<0>(bad[1].states).codes = reinterpret_cast<std::int8_t*>(host.flashoptim::slot_at<1>(views[0].states).codes);
   expect(p.build(m.views.data(), m.views.size(), 0.3, bad.data(), k), status_code::aliasing, "overlapping host views");
   // a device parameter that is host memory
   auto dev = m.views;

@@ -98,10 +98,10 @@ layout::shard_buffers<Config> device_buffers(const mirror& m, int r) {
   b.param = m.at<typename R::param_type>(i, s_param);
   b.aux = m.at<typename R::aux_type>(i, s_aux);
   b.grad = m.at<typename R::grad_type>(i, s_grad);
-  b.code0 = m.at<typename R::code0_type>(i, s_code0);
-  b.scale0 = m.at<typename R::scale0_type>(i, s_scale0);
-  b.code1 = m.at<typename R::code1_type>(i, s_code1);
-  b.scale1 = m.at<typename R::scale1_type>(i, s_scale1);
+  flashoptim::slot_at<0>(b.states).codes = m.at<typename R::template code_t<0>>(i, s_code0);
+  flashoptim::slot_at<0>(b.states).scales = m.at<typename R::template scale_t<0>>(i, s_scale0);
+  flashoptim::slot_at<1>(b.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
+  flashoptim::slot_at<1>(b.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
   return b;
 }
 
@@ -114,10 +114,10 @@ std::vector<tensor_ref<Config>> device_refs(const mirror& m, const unsharded<Con
     r.param = m.at<typename R::param_type>(i, s_param);
     r.aux = m.at<typename R::aux_type>(i, s_aux);
     r.grad = m.at<typename R::grad_type>(i, s_grad);
-    r.code0 = m.at<typename R::code0_type>(i, s_code0);
-    r.scale0 = m.at<typename R::scale0_type>(i, s_scale0);
-    r.code1 = m.at<typename R::code1_type>(i, s_code1);
-    r.scale1 = m.at<typename R::scale1_type>(i, s_scale1);
+    flashoptim::slot_at<0>(r.states).codes = m.at<typename R::template code_t<0>>(i, s_code0);
+    flashoptim::slot_at<0>(r.states).scales = m.at<typename R::template scale_t<0>>(i, s_scale0);
+    flashoptim::slot_at<1>(r.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
+    flashoptim::slot_at<1>(r.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
     r.size = u.sizes[i];
     r.seed = seed_of(i);
     v.push_back(r);

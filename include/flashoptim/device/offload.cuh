@@ -19,6 +19,8 @@
 //   FLASHOPTIM_RETURN_IF_ERROR(plan.step(hyper, {step}, stream));   // returns when the CPU part is done
 #pragma once
 
+#include <string>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -245,23 +247,13 @@ class offload_plan {
   static status cuda_status(cudaError_t e, const char* what) { return detail::cuda_status(e, what); }
 
   static status check_host_buffers(std::size_t i, const tensor_ref<Config>& h) {
-    using C = Config;
-    const auto n = static_cast<std::size_t>(h.size);
-    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host param", h.param, n * sizeof(param_type), memory_need::pinned_host, -1));
-    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host correction", h.aux,
-                                                         n * storage_bytes<typename C::aux_type>, memory_need::pinned_host, -1));
-    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host state0", h.code0,
-                                                         n * storage_bytes<typename C::state0::code_type>, memory_need::pinned_host, -1));
-    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(
-        i, "host state0 scales", h.scale0,
-        static_cast<std::size_t>(codec::scale_count<typename C::state0>(h.size)) * storage_bytes<typename C::state0::scale_type>,
-        memory_need::pinned_host, -1));
-    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "host state1", h.code1,
-                                                         n * storage_bytes<typename C::state1::code_type>, memory_need::pinned_host, -1));
-    return check_memory_kind(
-        i, "host state1 scales", h.scale1,
-        static_cast<std::size_t>(codec::scale_count<typename C::state1>(h.size)) * storage_bytes<typename C::state1::scale_type>,
-        memory_need::pinned_host, -1);
+    // every host buffer but the gradient (which stays on the GPU)
+    status st;
+    for_each_buffer(h, [&](const char* name, const void* p, std::size_t bytes, bool) {
+      if (st.ok() && std::strcmp(name, "grad") != 0)
+        st = check_memory_kind(i, (std::string("host ") + name).c_str(), p, bytes, memory_need::pinned_host, -1);
+    });
+    return st;
   }
 
   /// The host view of one chunk: whole groups of one tensor, its gradients
@@ -271,10 +263,12 @@ class offload_plan {
     tensor_ref<Config> v = host_[c.tensor];
     v.param += c.begin;
     if constexpr (C::has_aux) v.aux += c.begin;
-    if constexpr (C::state0::stores_state) v.code0 += c.begin;
-    if constexpr (codec::is_grouped<typename C::state0>::value) v.scale0 += c.begin / 32;
-    if constexpr (C::state1::stores_state) v.code1 += c.begin;
-    if constexpr (codec::is_grouped<typename C::state1>::value) v.scale1 += c.begin / 32;
+    for_each_slot<C::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename C::template state<I>;
+      if constexpr (S::stores_state) slot_at<I>(v.states).codes += c.begin;
+      if constexpr (codec::is_grouped<S>::value) slot_at<I>(v.states).scales += c.begin / 32;
+    });
     v.grad = grad;
     v.size = c.count;
     v.index_base += static_cast<std::uint64_t>(c.begin);
@@ -300,12 +294,17 @@ class offload_plan {
       const tensor_ref<Config>& a = device_[i];
       const tensor_ref<Config>& b = views[i];
       const bool on_gpu = i >= host_.size();
+      bool states_moved = false;
+      for_each_slot<Config::num_slots>([&](auto s) {
+        constexpr int I = decltype(s)::value;
+        states_moved = states_moved || slot_at<I>(a.states).codes != slot_at<I>(b.states).codes ||
+                       slot_at<I>(a.states).scales != slot_at<I>(b.states).scales;
+      });
       const char* what = a.size != b.size                              ? "size"
                          : a.param != b.param                          ? "param"
                          : a.grad != b.grad                            ? "grad"
                          : a.seed != b.seed || a.index_base != b.index_base ? "seed or index_base"
-                         : on_gpu && (a.aux != b.aux || a.code0 != b.code0 || a.scale0 != b.scale0 ||
-                                      a.code1 != b.code1 || a.scale1 != b.scale1)
+                         : on_gpu && (a.aux != b.aux || states_moved)
                              ? "correction or state buffer"
                              : nullptr;
       if (what != nullptr)

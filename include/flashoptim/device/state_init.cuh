@@ -10,6 +10,7 @@
 // call is stream-ordered and returns a status; nothing is written on error.
 #pragma once
 
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -78,20 +79,29 @@ status reconstruct_async(const typename Master::param_type* param, const typenam
 template <class Config>
 status init_tensor_async(const float* x, const tensor_ref<Config>& t, cudaStream_t stream) {
   FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(0, t, false));
-  const auto l = state_layout<Config>::for_size(t.size);
-  if (detail::overlaps(x, t.size * 4, t.param, t.size * static_cast<std::int64_t>(sizeof(*t.param))) ||
-      detail::overlaps(x, t.size * 4, t.aux, l.aux_bytes) || detail::overlaps(x, t.size * 4, t.code0, l.code0_bytes) ||
-      detail::overlaps(x, t.size * 4, t.scale0, l.scale0_bytes) ||
-      detail::overlaps(x, t.size * 4, t.code1, l.code1_bytes) || detail::overlaps(x, t.size * 4, t.scale1, l.scale1_bytes))
-    return status(status_code::aliasing, "init_tensor: the fp32 input overlaps the tensor's buffers");
+  // every buffer but the gradient, which is not touched
+  bool overlap = false;
+  for_each_buffer(t, [&](const char* name, const void* p, std::size_t bytes, bool) {
+    if (std::strcmp(name, "grad") != 0)
+      overlap = overlap || detail::overlaps(x, t.size * 4, p, static_cast<std::int64_t>(bytes));
+  });
+  if (overlap) return status(status_code::aliasing, "init_tensor: the fp32 input overlaps the tensor's buffers");
   FLASHOPTIM_RETURN_IF_ERROR(split_async<typename Config::master>(x, t.size, t.param, t.aux, stream));
-  const std::pair<void*, std::int64_t> pieces[] = {
-      {t.code0, l.code0_bytes}, {t.scale0, l.scale0_bytes}, {t.code1, l.code1_bytes}, {t.scale1, l.scale1_bytes}};
-  for (const auto& pc : pieces) {
-    if (pc.first != nullptr && pc.second > 0)
-      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaMemsetAsync(pc.first, 0, static_cast<std::size_t>(pc.second), stream), "zeroing states"));
-  }
+  status st;
+  for_each_slot<Config::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    using S = typename Config::template state<I>;
+    const auto& r = slot_at<I>(t.states);
+    const std::pair<void*, std::size_t> pieces[] = {
+        {static_cast<void*>(r.codes), static_cast<std::size_t>(t.size) * storage_bytes<typename S::code_type>},
+        {static_cast<void*>(r.scales),
+         static_cast<std::size_t>(codec::scale_count<S>(t.size)) * storage_bytes<typename S::scale_type>}};
+    for (const auto& pc : pieces) {
+      if (st.ok() && pc.first != nullptr && pc.second > 0)
+        st = detail::cuda_status(cudaMemsetAsync(pc.first, 0, pc.second, stream), "zeroing states");
+    }
+  });
+  FLASHOPTIM_RETURN_IF_ERROR(st);
   return status();
 }
 

@@ -196,24 +196,11 @@ class step_plan {
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const tensor_ref<Config>& t = tensors[i];
-      const auto n = static_cast<std::size_t>(t.size);
-      const auto groups0 = static_cast<std::size_t>(codec::scale_count<typename C::state0>(t.size));
-      const auto groups1 = static_cast<std::size_t>(codec::scale_count<typename C::state1>(t.size));
-      const struct {
-        const char* name;
-        const void* p;
-        std::size_t bytes;
-      } buffers[] = {
-          {"param", t.param, n * storage_bytes<typename C::param_type>},
-          {"correction", t.aux, n * storage_bytes<typename C::aux_type>},
-          {"grad", t.grad, n * storage_bytes<typename C::grad_type>},
-          {"state0", t.code0, n * storage_bytes<typename C::state0::code_type>},
-          {"state0 scales", t.scale0, groups0 * storage_bytes<typename C::state0::scale_type>},
-          {"state1", t.code1, n * storage_bytes<typename C::state1::code_type>},
-          {"state1 scales", t.scale1, groups1 * storage_bytes<typename C::state1::scale_type>},
-      };
-      for (const auto& b : buffers)
-        FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, b.name, b.p, b.bytes, memory_need::device, dev));
+      status st;
+      for_each_buffer(t, [&](const char* name, const void* p, std::size_t bytes, bool) {
+        if (st.ok()) st = check_memory_kind(i, name, p, bytes, memory_need::device, dev);
+      });
+      FLASHOPTIM_RETURN_IF_ERROR(st);
     }
     return status();
   }

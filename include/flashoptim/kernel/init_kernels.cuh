@@ -20,8 +20,6 @@ namespace flashoptim::kernel {
 /// optimizer (every codec decodes all-zero bytes as 0).
 template <class Config, int Threads>
 __global__ void __launch_bounds__(Threads) zero_states_kernel(const table_view<Config> tab) {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
   const std::int64_t unit = tab.unit_elements;
   const unit_range range = block_units(tab.units, blockIdx.x, gridDim.x);
   if (range.begin >= range.end) return;
@@ -32,15 +30,17 @@ __global__ void __launch_bounds__(Threads) zero_states_kernel(const table_view<C
     const std::int64_t start = (u - tab.unit_begin[ti]) * unit;
     const std::int64_t left = t.size - start;
     const int count = static_cast<int>(left < unit ? left : unit);
-    for (int i = static_cast<int>(threadIdx.x); i < count; i += Threads) {
-      if constexpr (S0::stores_state) t.code0[start + i] = typename S0::code_type{};
-      if constexpr (S1::stores_state) t.code1[start + i] = typename S1::code_type{};
-    }
     const int groups = (count + 31) / 32;  // unit starts are multiples of 32
-    for (int g = static_cast<int>(threadIdx.x); g < groups; g += Threads) {
-      if constexpr (codec::is_grouped<S0>::value) t.scale0[start / 32 + g] = typename S0::scale_type{};
-      if constexpr (codec::is_grouped<S1>::value) t.scale1[start / 32 + g] = typename S1::scale_type{};
-    }
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      const auto& r = slot_at<I>(t.states);
+      if constexpr (S::stores_state)
+        for (int i = static_cast<int>(threadIdx.x); i < count; i += Threads) r.codes[start + i] = typename S::code_type{};
+      if constexpr (codec::is_grouped<S>::value)
+        for (int g = static_cast<int>(threadIdx.x); g < groups; g += Threads)
+          r.scales[start / 32 + g] = typename S::scale_type{};
+    });
   }
 }
 

@@ -54,6 +54,15 @@ struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, true> {
 };
 }  // namespace detail
 
+/// slot_map of a kernel_config: its slots' kernel codecs.
+template <class KC, class Seq>
+struct kernel_slot_map;
+template <class KC, int... I>
+struct kernel_slot_map<KC, std::integer_sequence<int, I...>> {
+  template <template <class> class F>
+  using map = slot_list<F<typename KC::template state<I>>...>;
+};
+
 /// Config as the kernel runs it: everything step_tile reads, with the
 /// master mode and state codecs replaced by their kernel wrappers.
 /// Checked: the first attempt of a range-checked step (rule with fast
@@ -64,18 +73,30 @@ struct kernel_config {
   static constexpr bool checked = Checked;
   using rule_check = range_checked_rule<typename Config::rule>;
   using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree, Proven>;
-  using state0_sel = detail::codec_select<typename Config::state0, 1, Tabulate, BranchFree, Proven>;
-  using state1_sel = detail::codec_select<typename Config::state1, 2, Tabulate, BranchFree, Proven,
-                                          Checked && rule_check::checks_second_moment>;
-  static constexpr bool any = master_sel::tabulated || state0_sel::tabulated || state1_sel::tabulated;
+  /// Slot I's codec as the kernel runs it: slots 0 and 1 may decode
+  /// through table slots 1 and 2; later slots are not tabulated.
+  template <int I>
+  using state_sel = detail::codec_select<typename Config::template state<I>, (I + 1 < table_slots ? I + 1 : 0),
+                                         Tabulate && (I + 1 < table_slots), BranchFree, Proven,
+                                         I == 1 && Checked && rule_check::checks_second_moment>;
+  using state0_sel = state_sel<0>;
+  using state1_sel = state_sel<1>;
+  static constexpr int num_slots = Config::num_slots;
+  template <int I>
+  struct slot_tabulated : std::bool_constant<state_sel<I>::tabulated> {};
+  static constexpr bool any = master_sel::tabulated || any_of_slots<num_slots, slot_tabulated>;
 
   using rule = std::conditional_t<Checked, typename rule_check::type, typename Config::rule>;
   using master = typename master_sel::type;
   using param_type = typename Config::param_type;
   using aux_type = typename Config::aux_type;
   using grad_type = typename Config::grad_type;
-  using state0 = typename state0_sel::type;
-  using state1 = typename state1_sel::type;
+  template <int I>
+  using state = typename state_sel<I>::type;
+  using state0 = state<0>;
+  using state1 = state<1>;
+  template <template <class> class F>
+  using slot_map = typename kernel_slot_map<kernel_config, std::make_integer_sequence<int, num_slots>>::template map<F>;
   using hyper = typename Config::hyper;
   using scalars = std::conditional_t<Checked, checked_scalars<typename Config::rule>, typename Config::scalars>;
   static constexpr bool has_aux = Config::has_aux;
@@ -91,8 +112,10 @@ struct kernel_config {
       float* t = shared_tables();
       for (unsigned b = threadIdx.x; b < static_cast<unsigned>(table_entries); b += blockDim.x) {
         if constexpr (master_sel::tabulated) t[0 * table_entries + b] = master::entry(b);
-        if constexpr (state0_sel::tabulated) t[1 * table_entries + b] = state0::entry(b);
-        if constexpr (state1_sel::tabulated) t[2 * table_entries + b] = state1::entry(b);
+        for_each_slot<num_slots>([&](auto s) {
+          constexpr int I = decltype(s)::value;
+          if constexpr (state_sel<I>::tabulated) t[(I + 1) * table_entries + b] = state<I>::entry(b);
+        });
       }
     }
 #endif

@@ -67,8 +67,8 @@ template <bool Decoupled>
 struct range_checked_adam : rule::adam_rule<Decoupled> {
   using base = rule::adam_rule<Decoupled>;
   using scalars = checked_scalars<base>;
-  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float& m, float& v) {
-    base::apply(s, g, p, m, v, checked_adam_math{s.ok, s.v_max});
+  FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[base::num_states]) {
+    base::apply(s, g, p, st, checked_adam_math{s.ok, s.v_max});
   }
 };
 

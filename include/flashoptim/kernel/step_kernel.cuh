@@ -103,17 +103,21 @@ struct checked_group_max : group_max<Lanes> {
 /// its states carry group scales (every tile function below reads these).
 template <class Config, int N>
 struct tile_io {
-  using S0 = typename Config::state0;
-  using S1 = typename Config::state1;
+  static constexpr int K = Config::num_slots;
   using P = tile_access<typename Config::param_type, N>;
   using A = tile_access<typename Config::aux_type, N>;
   using G = tile_access<typename Config::grad_type, N>;
-  using Q0 = tile_access<typename S0::code_type, N>;
-  using Q1 = tile_access<typename S1::code_type, N>;
-  using K0 = tile_access<typename S0::scale_type, 1>;
-  using K1 = tile_access<typename S1::scale_type, 1>;
-  static constexpr bool grouped0 = codec::is_grouped<S0>::value;
-  static constexpr bool grouped1 = codec::is_grouped<S1>::value;
+  /// Slot I: its codec, how its codes (N) and its scale (1) move.
+  template <int I>
+  using S = typename Config::template state<I>;
+  template <int I>
+  using Q = tile_access<typename S<I>::code_type, N>;
+  template <int I>
+  using Ks = tile_access<typename S<I>::scale_type, 1>;
+  template <int I>
+  static constexpr bool stored = S<I>::stores_state;
+  template <int I>
+  static constexpr bool grouped = codec::is_grouped<S<I>>::value;
 };
 
 /// Steps one tile of tensor t at element e (a multiple of N) with `valid`
@@ -124,29 +128,32 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
                                                        std::int64_t e, int valid, std::uint64_t step) {
   using C = typename TC::base;
   using IO = tile_io<C, N>;
+  constexpr int K = C::num_slots;
 
   tile_data<TC, N> d;
   if constexpr (Vector) {
     IO::P::load(t.param + e, d.param);
     if constexpr (C::has_aux) IO::A::load(t.aux + e, d.aux);
     IO::G::load_readonly(t.grad + e, d.grad);
-    if constexpr (IO::S0::stores_state) IO::Q0::load(t.code0 + e, d.code0);
-    if constexpr (IO::S1::stores_state) IO::Q1::load(t.code1 + e, d.code1);
   } else {
     d = tile_data<TC, N>{};
     IO::P::load_partial(t.param + e, d.param, valid);
     if constexpr (C::has_aux) IO::A::load_partial(t.aux + e, d.aux, valid);
     IO::G::load_partial(t.grad + e, d.grad, valid);
-    if constexpr (IO::S0::stores_state) IO::Q0::load_partial(t.code0 + e, d.code0, valid);
-    if constexpr (IO::S1::stores_state) IO::Q1::load_partial(t.code1 + e, d.code1, valid);
   }
   const std::int64_t group = e / 32;
-  if constexpr (IO::grouped0) {
-    if (Vector || valid > 0) d.scale0 = t.scale0[group];
-  }
-  if constexpr (IO::grouped1) {
-    if (Vector || valid > 0) d.scale1 = t.scale1[group];
-  }
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    auto& slot = slot_at<I>(d.states);
+    const auto& ref = slot_at<I>(t.states);
+    if constexpr (IO::template stored<I>) {
+      if constexpr (Vector) IO::template Q<I>::load(ref.codes + e, slot.codes);
+      else IO::template Q<I>::load_partial(ref.codes + e, slot.codes, valid);
+    }
+    if constexpr (IO::template grouped<I>) {
+      if (Vector || valid > 0) slot.scale = ref.scales[group];
+    }
+  });
 
   // A compile-time `valid` on the vector path lets the compiler share the
   // rule's sqrt(v) with the second-moment compander's.
@@ -156,22 +163,24 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
   if constexpr (Vector) {
     IO::P::store(t.param + e, d.param);
     if constexpr (C::has_aux) IO::A::store(t.aux + e, d.aux);
-    if constexpr (IO::S0::stores_state) IO::Q0::store(t.code0 + e, d.code0);
-    if constexpr (IO::S1::stores_state) IO::Q1::store(t.code1 + e, d.code1);
   } else {
     IO::P::store_partial(t.param + e, d.param, valid);
     if constexpr (C::has_aux) IO::A::store_partial(t.aux + e, d.aux, valid);
-    if constexpr (IO::S0::stores_state) IO::Q0::store_partial(t.code0 + e, d.code0, valid);
-    if constexpr (IO::S1::stores_state) IO::Q1::store_partial(t.code1 + e, d.code1, valid);
   }
   // The first tile of a group stores its scale (all tiles hold the same).
   const bool scale_owner = (Vector || valid > 0) && (e % 32) == 0;
-  if constexpr (IO::grouped0) {
-    if (scale_owner) t.scale0[group] = d.scale0;
-  }
-  if constexpr (IO::grouped1) {
-    if (scale_owner) t.scale1[group] = d.scale1;
-  }
+  for_each_slot<K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    const auto& slot = slot_at<I>(d.states);
+    const auto& ref = slot_at<I>(t.states);
+    if constexpr (IO::template stored<I>) {
+      if constexpr (Vector) IO::template Q<I>::store(ref.codes + e, slot.codes);
+      else IO::template Q<I>::store_partial(ref.codes + e, slot.codes, valid);
+    }
+    if constexpr (IO::template grouped<I>) {
+      if (scale_owner) ref.scales[group] = slot.scale;
+    }
+  });
 }
 
 /// A thread's pointers into one tensor at element e0 (a tile start), for a
@@ -185,18 +194,18 @@ struct run_pointers {
   typename R::param_type* param;
   typename R::aux_type* aux;
   const typename R::grad_type* grad;
-  typename R::code0_type* code0;
-  typename R::code1_type* code1;
-  typename R::scale0_type* scale0;  ///< the scale of e0's group
-  typename R::scale1_type* scale1;
+  /// Per slot: codes at e0, and the scale of e0's group.
+  typename R::states_type states;
 
   FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static run_pointers at(const R& t, std::int64_t e0) {
-    run_pointers b{opaque(t.param + e0), nullptr, opaque(t.grad + e0), nullptr, nullptr, nullptr, nullptr};
+    run_pointers b{opaque(t.param + e0), nullptr, opaque(t.grad + e0), {}};
     if constexpr (Config::has_aux) b.aux = opaque(t.aux + e0);
-    if constexpr (Config::state0::stores_state) b.code0 = opaque(t.code0 + e0);
-    if constexpr (Config::state1::stores_state) b.code1 = opaque(t.code1 + e0);
-    if constexpr (codec::is_grouped<typename Config::state0>::value) b.scale0 = opaque(t.scale0 + e0 / 32);
-    if constexpr (codec::is_grouped<typename Config::state1>::value) b.scale1 = opaque(t.scale1 + e0 / 32);
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      if constexpr (S::stores_state) slot_at<I>(b.states).codes = opaque(slot_at<I>(t.states).codes + e0);
+      if constexpr (codec::is_grouped<S>::value) slot_at<I>(b.states).scales = opaque(slot_at<I>(t.states).scales + e0 / 32);
+    });
     return b;
   }
   /// The pointer, hidden from the optimizer: left visible, ptxas folds
@@ -219,23 +228,23 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_run_tile(const run_pointers<typena
     IO::P::load_again(b.param + off, d.param);
     if constexpr (C::has_aux) IO::A::load_again(b.aux + off, d.aux);
     IO::G::load_again(b.grad + off, d.grad);
-    if constexpr (IO::S0::stores_state) IO::Q0::load_again(b.code0 + off, d.code0);
-    if constexpr (IO::S1::stores_state) IO::Q1::load_again(b.code1 + off, d.code1);
-    if constexpr (IO::grouped0)
-      d.scale0 = IO::K0::load_one_again(b.scale0 + group);
-    if constexpr (IO::grouped1)
-      d.scale1 = IO::K1::load_one_again(b.scale1 + group);
   } else {
     IO::P::load(b.param + off, d.param);
     if constexpr (C::has_aux) IO::A::load(b.aux + off, d.aux);
     IO::G::load_readonly(b.grad + off, d.grad);
-    if constexpr (IO::S0::stores_state) IO::Q0::load(b.code0 + off, d.code0);
-    if constexpr (IO::S1::stores_state) IO::Q1::load(b.code1 + off, d.code1);
-    if constexpr (IO::grouped0)
-      d.scale0 = IO::K0::load_one(b.scale0 + group);
-    if constexpr (IO::grouped1)
-      d.scale1 = IO::K1::load_one(b.scale1 + group);
   }
+  for_each_slot<C::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    auto& slot = slot_at<I>(d.states);
+    const auto& ptr = slot_at<I>(b.states);
+    if constexpr (Again) {
+      if constexpr (IO::template stored<I>) IO::template Q<I>::load_again(ptr.codes + off, slot.codes);
+      if constexpr (IO::template grouped<I>) slot.scale = IO::template Ks<I>::load_one_again(ptr.scales + group);
+    } else {
+      if constexpr (IO::template stored<I>) IO::template Q<I>::load(ptr.codes + off, slot.codes);
+      if constexpr (IO::template grouped<I>) slot.scale = IO::template Ks<I>::load_one(ptr.scales + group);
+    }
+  });
 }
 
 /// Asks L2 for the tile at b + off (its code, parameter, correction and
@@ -245,8 +254,10 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Co
   detail::prefetch_l2(b.param + off);
   detail::prefetch_l2(b.grad + off);
   if constexpr (Config::has_aux) detail::prefetch_l2(b.aux + off);
-  if constexpr (Config::state0::stores_state) detail::prefetch_l2(b.code0 + off);
-  if constexpr (Config::state1::stores_state) detail::prefetch_l2(b.code1 + off);
+  for_each_slot<Config::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    if constexpr (Config::template state<I>::stores_state) detail::prefetch_l2(slot_at<I>(b.states).codes + off);
+  });
 }
 
 /// The vector path of step_one_tile for the tile at b + off (N elements,
@@ -285,14 +296,15 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
   const std::uint32_t group = off / 32;
   IO::P::store(b.param + off, d.param);
   if constexpr (C::has_aux) IO::A::store(b.aux + off, d.aux);
-  if constexpr (IO::S0::stores_state) IO::Q0::store(b.code0 + off, d.code0);
-  if constexpr (IO::S1::stores_state) IO::Q1::store(b.code1 + off, d.code1);
-  if constexpr (IO::grouped0) {
-    if (scale_owner) IO::K0::store_one(b.scale0 + group, d.scale0);
-  }
-  if constexpr (IO::grouped1) {
-    if (scale_owner) IO::K1::store_one(b.scale1 + group, d.scale1);
-  }
+  for_each_slot<C::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    const auto& slot = slot_at<I>(d.states);
+    const auto& ptr = slot_at<I>(b.states);
+    if constexpr (IO::template stored<I>) IO::template Q<I>::store(ptr.codes + off, slot.codes);
+    if constexpr (IO::template grouped<I>) {
+      if (scale_owner) IO::template Ks<I>::store_one(ptr.scales + group, slot.scale);
+    }
+  });
 }
 
 /// Shared-memory staging of a run's tiles (Policy::stages > 1), one stage:
@@ -308,21 +320,33 @@ struct stage_layout : tile_io<typename TCc::base, N> {
   static constexpr bool param_staged = IO::P::present && IO::P::stageable;
   static constexpr bool aux_staged = C::has_aux && IO::A::present && IO::A::stageable;
   static constexpr bool grad_staged = IO::G::present && IO::G::stageable;
-  static constexpr bool code0_staged = IO::S0::stores_state && IO::Q0::present && IO::Q0::stageable;
-  static constexpr bool code1_staged = IO::S1::stores_state && IO::Q1::present && IO::Q1::stageable;
-  static constexpr bool scale0_staged = IO::grouped0 && IO::K0::present && IO::K0::stageable;
-  static constexpr bool scale1_staged = IO::grouped1 && IO::K1::present && IO::K1::stageable;
+  template <int I>
+  static constexpr bool code_staged = IO::template stored<I> && IO::template Q<I>::present && IO::template Q<I>::stageable;
+  template <int I>
+  static constexpr bool scale_staged =
+      IO::template grouped<I> && IO::template Ks<I>::present && IO::template Ks<I>::stageable;
   static constexpr std::uint32_t region(bool staged, int bytes) {
     return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
   }
+  static constexpr int K = C::num_slots;
   static constexpr std::uint32_t param = 0;
   static constexpr std::uint32_t grad = param + region(param_staged, IO::P::bytes);
   static constexpr std::uint32_t aux = grad + region(grad_staged, IO::G::bytes);
-  static constexpr std::uint32_t code0 = aux + region(aux_staged, IO::A::bytes);
-  static constexpr std::uint32_t code1 = code0 + region(code0_staged, IO::Q0::bytes);
-  static constexpr std::uint32_t scale0 = code1 + region(code1_staged, IO::Q1::bytes);
-  static constexpr std::uint32_t scale1 = scale0 + region(scale0_staged, IO::K0::bytes);
-  static constexpr std::uint32_t end = scale1 + region(scale1_staged, IO::K1::bytes);
+  /// Regions after aux: every slot's codes in slot order, then every slot's
+  /// scales (version 0.1's code0, code1, scale0, scale1 for two slots).
+  template <int... I>
+  static constexpr std::uint32_t code_regions(std::integer_sequence<int, I...>) {
+    return (0u + ... + region(code_staged<I>, IO::template Q<I>::bytes));
+  }
+  template <int... I>
+  static constexpr std::uint32_t scale_regions(std::integer_sequence<int, I...>) {
+    return (0u + ... + region(scale_staged<I>, IO::template Ks<I>::bytes));
+  }
+  template <int I>
+  static constexpr std::uint32_t code = aux + code_regions(std::make_integer_sequence<int, I>{});
+  template <int I>
+  static constexpr std::uint32_t scale = code<K> + scale_regions(std::make_integer_sequence<int, I>{});
+  static constexpr std::uint32_t end = scale<K>;
   /// Bytes of one stage (a multiple of 16, so every stage keeps the
   /// 16-byte alignment of the first).
   static constexpr std::uint32_t bytes = (end + 15u) / 16u * 16u;
@@ -343,10 +367,15 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typen
   if constexpr (L::param_staged) L::P::copy_async(b.param + off, at + L::param + t * L::P::bytes);
   if constexpr (L::aux_staged) L::A::copy_async(b.aux + off, at + L::aux + t * L::A::bytes);
   if constexpr (L::grad_staged) L::G::copy_async(b.grad + off, at + L::grad + t * L::G::bytes);
-  if constexpr (L::code0_staged) L::Q0::copy_async(b.code0 + off, at + L::code0 + t * L::Q0::bytes);
-  if constexpr (L::code1_staged) L::Q1::copy_async(b.code1 + off, at + L::code1 + t * L::Q1::bytes);
-  if constexpr (L::scale0_staged) L::K0::copy_async(b.scale0 + off / 32, at + L::scale0 + t * L::K0::bytes);
-  if constexpr (L::scale1_staged) L::K1::copy_async(b.scale1 + off / 32, at + L::scale1 + t * L::K1::bytes);
+  for_each_slot<L::K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    const auto& ptr = slot_at<I>(b.states);
+    using Q = typename L::template Q<I>;
+    using Ks = typename L::template Ks<I>;
+    if constexpr (L::template code_staged<I>) Q::copy_async(ptr.codes + off, at + L::template code<I> + t * Q::bytes);
+    if constexpr (L::template scale_staged<I>)
+      Ks::copy_async(ptr.scales + off / 32, at + L::template scale<I> + t * Ks::bytes);
+  });
 }
 
 /// The tile at b + off from the stage at `at` (its copies completed), and
@@ -365,26 +394,23 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typ
   }
   if constexpr (L::grad_staged) L::G::load_shared(at + L::grad + t * L::G::bytes, d.grad);
   else L::G::load_readonly(b.grad + off, d.grad);
-  if constexpr (L::S0::stores_state) {
-    if constexpr (L::code0_staged) L::Q0::load_shared(at + L::code0 + t * L::Q0::bytes, d.code0);
-    else L::Q0::load(b.code0 + off, d.code0);
-  }
-  if constexpr (L::S1::stores_state) {
-    if constexpr (L::code1_staged) L::Q1::load_shared(at + L::code1 + t * L::Q1::bytes, d.code1);
-    else L::Q1::load(b.code1 + off, d.code1);
-  }
-  if constexpr (L::grouped0) {
-    typename L::S0::scale_type k[1];
-    if constexpr (L::scale0_staged) L::K0::load_shared(at + L::scale0 + t * L::K0::bytes, k);
-    else k[0] = L::K0::load_one(b.scale0 + off / 32);
-    d.scale0 = k[0];
-  }
-  if constexpr (L::grouped1) {
-    typename L::S1::scale_type k[1];
-    if constexpr (L::scale1_staged) L::K1::load_shared(at + L::scale1 + t * L::K1::bytes, k);
-    else k[0] = L::K1::load_one(b.scale1 + off / 32);
-    d.scale1 = k[0];
-  }
+  for_each_slot<L::K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    auto& slot = slot_at<I>(d.states);
+    const auto& ptr = slot_at<I>(b.states);
+    using Q = typename L::template Q<I>;
+    using Ks = typename L::template Ks<I>;
+    if constexpr (L::template stored<I>) {
+      if constexpr (L::template code_staged<I>) Q::load_shared(at + L::template code<I> + t * Q::bytes, slot.codes);
+      else Q::load(ptr.codes + off, slot.codes);
+    }
+    if constexpr (L::template grouped<I>) {
+      typename L::template S<I>::scale_type k[1];
+      if constexpr (L::template scale_staged<I>) Ks::load_shared(at + L::template scale<I> + t * Ks::bytes, k);
+      else k[0] = Ks::load_one(ptr.scales + off / 32);
+      slot.scale = k[0];
+    }
+  });
 }
 
 /// step_loaded_run_tile on the tile it loads first.

@@ -47,11 +47,14 @@ FLASHOPTIM_HOST_DEVICE constexpr std::int64_t units_for(std::int64_t n, std::int
 template <class Config, int N>
 bool vector_aligned(const tensor_ref<Config>& t) {
   using C = Config;
+  bool codes = true;
+  for_each_slot<C::num_slots>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    codes = codes && tile_access<typename C::template state<I>::code_type, N>::vector_aligned(slot_at<I>(t.states).codes);
+  });
   return tile_access<typename C::param_type, N>::vector_aligned(t.param) &&
          tile_access<typename C::aux_type, N>::vector_aligned(t.aux) &&
-         tile_access<typename C::grad_type, N>::vector_aligned(t.grad) &&
-         tile_access<typename C::state0::code_type, N>::vector_aligned(t.code0) &&
-         tile_access<typename C::state1::code_type, N>::vector_aligned(t.code1);
+         tile_access<typename C::grad_type, N>::vector_aligned(t.grad) && codes;
 }
 
 /// The range of units block `block` of `blocks` steps: contiguous, and the
