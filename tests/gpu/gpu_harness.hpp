@@ -119,14 +119,17 @@ struct tensor_set {
     r.param = at<typename R::param_type>(s_param, i, device);
     r.aux = at<typename R::aux_type>(s_aux, i, device);
     r.grad = at<typename R::grad_type>(s_grad, i, device);
-    flashoptim::slot_at<0>(r.states).codes = at<typename R::template code_t<0>>(s_code0, i, device);
-    flashoptim::slot_at<0>(r.states).scales = at<typename R::template scale_t<0>>(s_scale0, i, device);
-    flashoptim::slot_at<1>(r.states).codes = at<typename R::template code_t<1>>(s_code1, i, device);
-    flashoptim::slot_at<1>(r.states).scales = at<typename R::template scale_t<1>>(s_scale1, i, device);
     // Absent or empty buffers are null, as a caller would pass them.
-    if (sizes[i] == 0) r.param = nullptr, r.aux = nullptr, r.grad = nullptr, flashoptim::slot_at<0>(r.states).codes = nullptr, flashoptim::slot_at<1>(r.states).codes = nullptr;
-    if (traits::count(s_scale0, sizes[i]) == 0) flashoptim::slot_at<0>(r.states).scales = nullptr;
-    if (traits::count(s_scale1, sizes[i]) == 0) flashoptim::slot_at<1>(r.states).scales = nullptr;
+    static_assert(Config::num_slots <= 2, "the harness holds two state slots");
+    flashoptim::for_each_slot<Config::num_slots>([&](auto k) {
+      constexpr int I = decltype(k)::value;
+      auto& x = flashoptim::slot_at<I>(r.states);
+      x.codes = at<typename R::template code_t<I>>(s_code0 + 2 * I, i, device);
+      x.scales = at<typename R::template scale_t<I>>(s_scale0 + 2 * I, i, device);
+      if (sizes[i] == 0) x.codes = nullptr;
+      if (traits::count(s_scale0 + 2 * I, sizes[i]) == 0) x.scales = nullptr;
+    });
+    if (sizes[i] == 0) r.param = nullptr, r.aux = nullptr, r.grad = nullptr;
     r.size = sizes[i];
     r.seed = 0x9e3779b9u * (i + 1);
     r.index_base = 977 * i;  // as if each tensor were a shard of a larger one
