@@ -232,8 +232,8 @@ def read_checkpoint(path):
     meta, tensors = read_safetensors(path)
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: not a flashoptim checkpoint")
-    if meta.get("format_version") != "1":
-        raise ValueError(f"{path}: format version {meta.get('format_version')!r}, this script reads '1'")
+    if meta.get("format_version") not in ("1", "2"):
+        raise ValueError(f"{path}: format version {meta.get('format_version')!r}, this script reads '1' and '2'")
     _, entries = plan(tensors)
     stored = meta.get("header_crc32", "")
     if f"{header_checksum(meta, entries):08x}" != stored:
@@ -268,6 +268,11 @@ def to_reference(src, dst):
     """flashoptim checkpoint -> flattened reference state dict (safetensors)."""
     meta, tensors = read_checkpoint(src)
     rule, form = meta["rule"], meta["form"]
+    if rule not in STATE_KEYS:
+        raise ValueError(f"{src}: rule {rule!r} has no counterpart in the reference format (it keeps no "
+                         "max_exp_avg_sq: AMSGrad checkpoints stay in the flashoptim format)")
+    if json.loads(meta.get("hyper", "{}")).get("maximize"):
+        raise ValueError(f"{src}: maximize has no counterpart in the reference format")
     names = json.loads(meta["tensors"])
     slots = [meta[f"state{i}.key"] for i in (0, 1) if meta[f"state{i}.key"]]
     if form == "compressed":
@@ -359,7 +364,7 @@ def from_reference(src, dst, rule=None, step=None):
     keys = STATE_KEYS[rule] if (rule not in ("sgd", "sgdw") or hyper["momentum"] != 0.0) else []
     errors = out.get(f"{first}::error_bits") if first else None
     fp32_form = param_dtype == "F32" and errors is None
-    fo = {"format": FORMAT, "format_version": "1", "library_version": "0.1.0", "rule": rule,
+    fo = {"format": FORMAT, "format_version": "2", "library_version": "0.2.0", "rule": rule,
           "form": "fp32" if fp32_form else "compressed", "grad_dtype": inverse.get(param_dtype, "fp32"),
           "param_dtype": inverse[param_dtype], "hyper": json.dumps(hyper, sort_keys=True, separators=(",", ":")),
           "step": str(step or 0), "tensors": json.dumps(names, separators=(",", ":"), ensure_ascii=False),

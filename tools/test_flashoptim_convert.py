@@ -108,6 +108,34 @@ class ConvertTest(unittest.TestCase):
             fc.to_reference(self.path("def_adamw.safetensors"), self.path("refused"))
         self.assertFalse(os.path.exists(self.path("refused")))
 
+    def forged(self, leaf, edit):
+        """A copy of a C++-written checkpoint with edited metadata and a valid header checksum."""
+        meta, tensors = fc.read_safetensors(self.path(leaf))
+        edit(meta)
+        _, entries = fc.plan(tensors)
+        meta["header_crc32"] = f"{fc.header_checksum(meta, entries):08x}"
+        out = self.path(leaf + ".forged")
+        fc.write_atomic(out, fc.serialize(meta, tensors))
+        return out
+
+    def test_versions_and_rules_without_a_reference_counterpart(self):
+        # version 1 files (library 0.1) still read; unknown versions refused
+        fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(format_version="1")))
+        with self.assertRaisesRegex(ValueError, "format version"):
+            fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(format_version="3")))
+        # AMSGrad's max_exp_avg_sq and maximize have no place in the paper's state dict
+        amsgrad = self.forged("ref_adamw.safetensors", lambda m: m.update(rule="adamw_amsgrad"))
+        with self.assertRaisesRegex(ValueError, "max_exp_avg_sq"):
+            fc.to_reference(amsgrad, self.path("refused_amsgrad"))
+        self.assertFalse(os.path.exists(self.path("refused_amsgrad")))
+
+        def maximize(m):
+            h = json.loads(m["hyper"])
+            h["maximize"] = True
+            m["hyper"] = json.dumps(h, sort_keys=True, separators=(",", ":"))
+        with self.assertRaisesRegex(ValueError, "maximize"):
+            fc.to_reference(self.forged("ref_adamw.safetensors", maximize), self.path("refused_maximize"))
+
     def test_corruption_is_detected(self):
         src = self.path("ref_adamw.safetensors")
         with open(src, "rb") as f:

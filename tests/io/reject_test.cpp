@@ -314,7 +314,12 @@ TEST_CASE("C19 forged metadata and values are refused") {
       if (value) root["__metadata__"][key] = value; else root["__metadata__"].erase(key);
     });
   };
-  CHECK(f.load(meta_edit("format_version", "2")).code() == status_code::not_supported);
+  // Version 2 is written; version 1 (library 0.1, same keys and bytes for
+  // two-state rules) still loads; any other version is refused.
+  CHECK(f.load(meta_edit("format_version", "1")).ok());
+  CHECK(f.load(meta_edit("format_version", "3")).code() == status_code::not_supported);
+  CHECK(f.load(meta_edit("format_version", "")).code() == status_code::not_supported);
+  CHECK(f.load(meta_edit("format_version", nullptr)).code() == status_code::not_supported);
   CHECK(f.load(meta_edit("format", "something.else")).code() == status_code::corrupt_file);
   CHECK(f.load(meta_edit("step", "-3")).code() == status_code::corrupt_file);
   CHECK(f.load(meta_edit("step", "12x")).code() == status_code::corrupt_file);

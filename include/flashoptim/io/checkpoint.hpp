@@ -111,9 +111,15 @@ struct load_options {
   std::uint64_t max_file_bytes = std::uint64_t{1} << 62;
 };
 
-/// The current metadata schema; loading refuses other versions.
+/// The metadata schema written. Version 2 (library 0.2) names state slots
+/// past the second (AMSGrad's max_exp_avg_sq) and records `maximize` when
+/// set; for every configuration version 1 could hold, its keys, metadata and
+/// bytes are version 1's, so version-1 files load unchanged. Loading refuses
+/// any other version.
 inline constexpr const char* format_name = "flashoptim.checkpoint";
-inline constexpr const char* format_version = "1";
+inline constexpr const char* format_version = "2";
+/// Versions this library reads.
+inline bool readable_format_version(const std::string& v) { return v == "1" || v == "2"; }
 
 /// crc32 (zlib) of a byte range, 64-bit lengths.
 inline std::uint32_t crc32_of(const void* data, std::uint64_t bytes, std::uint32_t crc = 0) {
@@ -780,8 +786,9 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       return status(status_code::corrupt_file, "not a flashoptim checkpoint (metadata 'format' is '%.60s')",
                     fmt ? fmt->c_str() : "missing");
     const std::string* ver = find_meta(fm, "format_version");
-    if (!ver || *ver != format_version)
-      return status(status_code::not_supported, "checkpoint format version '%.20s', this library reads '%s'",
+    if (!ver || !readable_format_version(*ver))
+      return status(status_code::not_supported,
+                    "checkpoint format version '%.20s', this library reads versions 1 and 2 (it writes %s)",
                     ver ? ver->c_str() : "missing", format_version);
     const std::string* form_text = find_meta(fm, "form");
     form f;
