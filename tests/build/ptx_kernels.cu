@@ -10,6 +10,7 @@
 // which no compiler flag contracts, so a consumer's flags cannot change its
 // bytes. Compiled to PTX only (no ptxas), never linked.
 #include "common/configs.hpp"
+#include "flashoptim/device/grad_pass.cuh"
 #include "flashoptim/device/shard_stats.cuh"
 #include "flashoptim/device/state_init.cuh"
 #include "flashoptim/device/step_plan.cuh"
@@ -63,4 +64,10 @@ flashoptim::status flashoptim_ptx_entry(std::int64_t* step, const std::int32_t* 
                                         double* out) {
   FLASHOPTIM_RETURN_IF_ERROR(flashoptim::device::advance_step_async(step, skip, nullptr));
   return flashoptim::device::clip_grad_multiplier_async(s, 1.0, 1.0, out, nullptr);
+}
+
+// The gradient pass's kernels (segments, level 1, finalize, control reset).
+flashoptim::status flashoptim_ptx_grad_pass(const flashoptim::device::grad_pass_plan& plan) {
+  FLASHOPTIM_RETURN_IF_ERROR(plan.reset_control_async(nullptr));
+  return plan.run_async(nullptr);
 }
