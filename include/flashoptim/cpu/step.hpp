@@ -28,6 +28,7 @@
 #include "flashoptim/cpu/detail/kernel_avx512.hpp"
 #include "flashoptim/cpu/detail/vector_support.hpp"
 #include "flashoptim/cpu/isa.hpp"
+#include "flashoptim/kernel/path.hpp"
 #include "flashoptim/cpu/serial.hpp"
 #include "flashoptim/tuning/cpu.hpp"
 
@@ -77,9 +78,22 @@ inline int max_threads() {
 inline namespace FLASHOPTIM_CPU_PATHS {
 
 /// Whether the vector paths implement Config (else it runs the scalar step
-/// on threads).
+/// on threads). Decided by traits the rule and codecs declare (a rule's
+/// `vector_form`, rule/vector_form.hpp; a compander's `kind`,
+/// codec/compander.hpp), the same for library and user types.
 template <class Config>
 inline constexpr bool is_vectorized = detail::vectorized<Config>;
+
+enum class path {
+  vector,  ///< the AVX2 / AVX-512 group kernels, where the machine has them
+  scalar,  ///< the scalar per-tile step on the same threads
+};
+
+/// The CPU path step<Config> takes (on a machine with AVX2 or AVX-512).
+template <class Config>
+constexpr path path_of() {
+  return is_vectorized<Config> ? path::vector : path::scalar;
+}
 
 /// The path step<Config> runs with these options: the requested or detected
 /// instruction set for vectorized configurations, `portable` for the others.
@@ -216,3 +230,17 @@ status step(const typename Config::hyper& h, const step_args& a, const tensor_re
 
 }  // namespace FLASHOPTIM_CPU_PATHS
 }  // namespace flashoptim::cpu
+
+/// FLASHOPTIM_REQUIRE_FAST_PATH(Config): fails to compile unless Config runs
+/// the CPU vector kernels (cpu::path_of) and the GPU kernel's own encoders
+/// for every state slot (kernel::path_of). A user who adds a rule or a
+/// compander writes it next to the configuration, so a type that silently
+/// falls to a slower path is caught at build time. Variadic: a Config
+/// spelled out has commas.
+#define FLASHOPTIM_REQUIRE_FAST_PATH(...)                                                              \
+  static_assert(::flashoptim::cpu::path_of<__VA_ARGS__>() == ::flashoptim::cpu::path::vector,            \
+                "this configuration runs the scalar CPU step: its rule needs a vector_form "             \
+                "(rule/vector_form.hpp) and every compander a kind (codec/compander.hpp)");              \
+  static_assert(::flashoptim::kernel::path_of<__VA_ARGS__>() == ::flashoptim::kernel::path::specialized, \
+                "this configuration runs the GPU's generic encoder: a compander lacks a kind "          \
+                "(codec/compander.hpp)")

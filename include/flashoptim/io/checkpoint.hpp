@@ -753,7 +753,7 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     for (std::size_t i = 0; i < count; ++i) {
       const std::vector<piece> ps = plan_pieces<C>(form::compressed, tensors + i, names + i, 1, nullptr);
       for (const piece& p : ps) {
-        const auto b = reinterpret_cast<std::uintptr_t>(raw_buffer(tensors[i], p.what));
+        const auto b = reinterpret_cast<std::uintptr_t>(raw_buffer(tensors[i], p));
         const std::uint64_t bytes = static_cast<std::uint64_t>(p.count) * size_of(p.type);
         if (bytes) spans.push_back({b, b + bytes});
       }
@@ -926,7 +926,7 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       const tensor_ref<C>& t = tensors[p.tensor];
       const unsigned char* src = data + e.begin;
       if (is_raw(p.what)) {
-        if (e.bytes()) std::memcpy(raw_buffer(t, p.what), src, e.bytes());
+        if (e.bytes()) std::memcpy(raw_buffer(t, p), src, e.bytes());
         continue;
       }
       const std::size_t width = size_of(p.type);

@@ -85,11 +85,24 @@ template <class Codec>
 inline constexpr bool uses_stochastic_rounding = detail::stochastic_codec<Codec>::value;
 
 /// Checkpoint facts of an update rule: its state keys and hyperparameter
-/// fields. Specialize it for a new rule:
-///   static constexpr const char* state_names[Rule::num_states];  // one per state slot
-///   template <class H, class F> static void visit(H& h, F&& f);  // f(name, double& or bool&)
-template <class Rule>
+/// fields (the checkpoint names the rule itself by Rule::name). A rule
+/// declares them as its own members, which the primary template reads:
+///   static constexpr const char* state_names[num_states];        // one per state slot
+///   template <class H, class F> static void visit_hyper(H& h, F&& f);  // f(name, double& or bool&)
+/// (`maximize`, when hyper has it, is recorded without being visited), or
+/// specializes rule_io with `state_names` and `visit` (the library's rules).
+template <class Rule, class = void>
 struct rule_io;
+template <class Rule>
+struct rule_io<Rule, std::void_t<decltype(Rule::state_names)>> {
+  static_assert(sizeof(Rule::state_names) / sizeof(Rule::state_names[0]) == Rule::num_states,
+                "Rule::state_names holds one name per state slot");
+  static constexpr const char* const* state_names = Rule::state_names;
+  template <class H, class F>
+  static void visit(H& h, F&& f) {
+    Rule::visit_hyper(h, f);
+  }
+};
 
 template <bool Decoupled>
 struct rule_io<rule::sgd_rule<Decoupled>> {

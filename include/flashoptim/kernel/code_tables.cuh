@@ -109,12 +109,14 @@ template <class T>
 struct scale_clamps<codec::scale_rounded_up<T>> : std::true_type {};
 
 namespace detail {
-template <class C, bool BranchFree>
+template <class C, bool BranchFree, class = void>
 struct codec_base {
   using type = C;
 };
-template <class Code, class Scale, codec::code_rounding R>
-struct codec_base<codec::grouped<Code, codec::softsign, Scale, R>, true> {
+/// Any compander declaring compander_kind::softsign (codec/compander.hpp).
+template <class Code, class Compander, class Scale, codec::code_rounding R>
+struct codec_base<codec::grouped<Code, Compander, Scale, R>, true,
+                  std::enable_if_t<codec::compander_kind_of<Compander> == codec::compander_kind::softsign>> {
   using compander = std::conditional_t<scale_clamps<Scale>::value, clamped_softsign, branch_free_softsign>;
   using type = codec::grouped<Code, compander, Scale, R>;
 };

@@ -46,7 +46,7 @@ struct codec_select {
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt>
 struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, true> {
   static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
-  using pre = std::conditional_t<CheckedSqrt && std::is_same<typename C::compander, codec::sqrt_compander>::value,
+  using pre = std::conditional_t<CheckedSqrt && codec::compander_kind_of<typename C::compander> == codec::compander_kind::sqrt,
                                  range_checked_sqrt_compander, typename C::compander>;
   using type =
       std::conditional_t<Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,

@@ -273,17 +273,22 @@ enum class element_rule : int {
 };
 
 /// The rule for codec C: the proven ones need the fp32 scale (the stored
-/// amax, so |n| <= 1 + 2^-23) and a sentinel code.
+/// amax, so |n| <= 1 + 2^-23) and a sentinel code. The compander is chosen
+/// by its declared kind (codec::compander_kind_of), never by its type.
 template <class C>
 struct element_rule_of : std::integral_constant<element_rule, element_rule::general> {};
-template <>
-struct element_rule_of<
-    codec::grouped<codec::int8_code<true>, codec::softsign, codec::scale_fp32, codec::code_rounding::half_up>>
-    : std::integral_constant<element_rule, element_rule::softsign_int8> {};
-template <codec::code_rounding R>
-struct element_rule_of<codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32, R>>
-    : std::integral_constant<element_rule, R == codec::code_rounding::stochastic ? element_rule::general
-                                                                                 : element_rule::sqrt_uint8> {};
+template <class Compander, codec::code_rounding R>
+struct element_rule_of<codec::grouped<codec::int8_code<true>, Compander, codec::scale_fp32, R>>
+    : std::integral_constant<element_rule, R == codec::code_rounding::half_up &&
+                                                   codec::compander_kind_of<Compander> == codec::compander_kind::softsign
+                                               ? element_rule::softsign_int8
+                                               : element_rule::general> {};
+template <class Compander, codec::code_rounding R>
+struct element_rule_of<codec::grouped<codec::uint8_code<true>, Compander, codec::scale_fp32, R>>
+    : std::integral_constant<element_rule, R != codec::code_rounding::stochastic &&
+                                                   codec::compander_kind_of<Compander> == codec::compander_kind::sqrt
+                                               ? element_rule::sqrt_uint8
+                                               : element_rule::general> {};
 
 /// int8 code of softsign(n) rounded half up, the sentinel (-128) for a
 /// non-finite n; n finite with |n| <= 1 + 2^-23, or non-finite. With

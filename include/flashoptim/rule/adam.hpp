@@ -30,6 +30,7 @@ struct adam_rule {
   static constexpr const char* name =
       AMSGrad ? (Decoupled ? "adamw_amsgrad" : "adam_amsgrad") : (Decoupled ? "adamw" : "adam");
   static constexpr int num_states = AMSGrad ? 3 : 2;
+  using vector_form = adam_rule;  ///< rule/vector_form.hpp
   static constexpr bool decoupled_decay = Decoupled;
   static constexpr bool amsgrad = AMSGrad;
   /// A slot given no codec takes another slot's: vmax that of v (its

@@ -17,6 +17,7 @@ namespace flashoptim::rule {
 struct lion {
   static constexpr const char* name = "lion";
   static constexpr int num_states = 1;
+  using vector_form = lion;  ///< rule/vector_form.hpp
   static constexpr bool decoupled_decay = true;
 
   struct hyper {

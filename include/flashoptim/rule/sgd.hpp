@@ -19,6 +19,7 @@ template <bool Decoupled>
 struct sgd_rule {
   static constexpr const char* name = Decoupled ? "sgdw" : "sgd";
   static constexpr int num_states = 1;
+  using vector_form = sgd_rule;  ///< rule/vector_form.hpp
   static constexpr bool decoupled_decay = Decoupled;
 
   struct hyper {
