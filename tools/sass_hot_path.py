@@ -5,7 +5,7 @@
 vector path, offline (no GPU): the static count of the block a tile without
 special values executes, following that path through the branches.
 
-    nvcc -std=c++17 -O3 -arch=sm_90 --fmad=false --expt-relaxed-constexpr \\
+    nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr \\
          -I include -cubin -o k.cubin k.cu        # k.cu instantiates one step_kernel
     cuobjdump -sass k.cubin > k.sass
     python3 tools/sass_hot_path.py k.sass [elements_per_thread]
