@@ -16,6 +16,13 @@
 
 #include "flashoptim/format/dtype.hpp"
 
+// Every kernel includes this file (through tensor_table.cuh). The staged
+// loads below are cp.async copies, which exist from sm_80 on: refuse older
+// targets here, once, instead of failing in ptxas on an unknown instruction.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "flashoptim's kernels need sm_80 or newer (A100, H100/H200, Ada, Blackwell): the staged loads use cp.async. Set CMAKE_CUDA_ARCHITECTURES (or nvcc -arch) to 80 or higher."
+#endif
+
 namespace flashoptim::kernel {
 
 namespace detail {
