@@ -598,23 +598,15 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 
 // ------------------------------------------------------------ the block step
 
-// A loop over state slots with the kernel's target: lambdas do not inherit
-// their enclosing function's target attribute, so every body that touches
-// vectors is marked FLASHOPTIM_CPU_LAMBDA and called from a targeted loop.
-template <class F, int... I>
-FLASHOPTIM_CPU_FN void vslots_impl(F& f, std::integer_sequence<int, I...>) {
-  (f(::flashoptim::slot_index<I>{}), ...);
-}
-template <int K, class F>
-FLASHOPTIM_CPU_FN void vslots(F&& f) {
-  vslots_impl(f, std::make_integer_sequence<int, K>{});
-}
-
 template <class Config>
 struct group_kernel {
   using master = vmaster<typename Config::master>;
   using vr = vrule<typename Config::rule>;
   static constexpr int K = Config::num_slots;
+  // Loops over slots are FLASHOPTIM_CPU_FOR_SLOTS (vector_support.hpp),
+  // unrolled in these target-attributed functions: no lambda, whose target
+  // attribute nvcc's front end would drop.
+  static_assert(K <= FLASHOPTIM_CPU_MAX_SLOTS, "FLASHOPTIM_CPU_FOR_SLOTS unrolls at most FLASHOPTIM_CPU_MAX_SLOTS slots");
   template <int I>
   using vs = vstate<typename Config::template state<I>>;
   using scalars = typename Config::scalars;
@@ -665,8 +657,7 @@ struct group_kernel {
   FLASHOPTIM_CPU_FN static void update(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                        std::int64_t begin, const scales_type& scales, block<Groups>& r) {
     r.bad = ops::mask_none();
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       r.extreme[I] = vs<I>::sentinel_start();
     });
     for (int b = 0; b < Groups; ++b) {
@@ -677,8 +668,7 @@ struct group_kernel {
         typename master::raw raw;
         const vf x = master::decode(t.param + e, at(t.aux, e), raw);
         vf st[K];
-        vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-          constexpr int I = decltype(s)::value;
+        FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
           st[I] = vs<I>::decode(at(slot_at<I>(t.states).codes, e), slot_at<I>(scales).v[b], r.extreme[I]);
         });
         vf g = velem<typename Config::grad_type>::load_value(t.grad + e);
@@ -689,8 +679,7 @@ struct group_kernel {
         vr::apply(k.rule, sc, g, p, st, sqrt_v);
         r.bad = ops::mor(r.bad, beyond_limit(p, format::finite_limit<typename Config::param_type>()));
         master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
-        vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-          constexpr int I = decltype(s)::value;
+        FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
           // the rule's square root of this slot's value, when it has it
           r.t[I][i] = vs<I>::pre(st[I], vr::sqrt_slot == I ? &sqrt_v : nullptr, r.bad);
           r.amax[I][b] = vs<I>::amax_bits(r.amax[I][b], r.t[I][i]);
@@ -708,8 +697,7 @@ struct group_kernel {
       const std::int64_t e = begin + i * lanes;
       const std::uint64_t index = t.index_base + static_cast<std::uint64_t>(e);
       master::store(t.param + e, at(t.aux, e), r.out_p[i], r.out_a[i]);
-      vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-        constexpr int I = decltype(s)::value;
+      FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
         vs<I>::encode(r.t[I][i], slot_at<I>(norms).v[b], at(slot_at<I>(t.states).codes, e),
                       t.seed ^ ::flashoptim::detail::slot_salt_of(I), step, index);
       });
@@ -718,8 +706,7 @@ struct group_kernel {
 
   FLASHOPTIM_CPU_FN static bool clean(vm bad, const vi (&extreme)[K]) {
     bool sentinel = false;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       sentinel = sentinel || vs<I>::has_sentinel(extreme[I]);
     });
     return !ops::any(bad) && !sentinel;
@@ -732,23 +719,20 @@ struct group_kernel {
                                           std::int64_t begin, std::uint64_t step) {
     const std::int64_t group = begin / 32;
     scales_type scales;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       slot_at<I>(scales).v[0] = vs<I>::load_scale(at(slot_at<I>(t.states).scales, group));
     });
     block<1> r;
     update<1>(k, sc, t, begin, scales, r);
     std::int32_t max[K];
     bool finite = true;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       max[I] = vs<I>::grouped ? ops::hmaxi(r.amax[I][0]) : 0;
       finite = finite && max[I] < 0x7f800000;
     });
     if (!finite || !clean(r.bad, r.extreme)) return false;
     norms_type norms;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       slot_at<I>(norms).v[0] = vs<I>::store_scale(max[I], at(slot_at<I>(t.states).scales, group));
     });
     store_group(t, begin, step, r, 0, norms);
@@ -760,8 +744,7 @@ struct group_kernel {
                                           std::int64_t begin, std::uint64_t step) {
     const std::int64_t group = begin / 32;
     scales_type scales;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       const auto block_scales = vs<I>::load_scales(at(slot_at<I>(t.states).scales, group));
       for (int b = 0; b < lanes; ++b) slot_at<I>(scales).v[b] = vs<I>::scale_of(block_scales, b);
     });
@@ -770,15 +753,13 @@ struct group_kernel {
     vi max[K];
     vm over = ops::mask_none();
     const vi finite_limit = ops::set1i(0x7f7fffff);
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       max[I] = vs<I>::grouped ? ops::transpose_max(r.amax[I]) : ops::set1i(0);
       over = ops::mor(over, ops::gti(max[I], finite_limit));
     });
     if (ops::any(over) || !clean(r.bad, r.extreme)) return false;
     norms_type norms;
-    vslots<K>([&](auto s) FLASHOPTIM_CPU_LAMBDA {
-      constexpr int I = decltype(s)::value;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       const auto block_norms = vs<I>::store_scales(max[I], at(slot_at<I>(t.states).scales, group));
       for (int b = 0; b < lanes; ++b) slot_at<I>(norms).v[b] = vs<I>::norm_of(block_norms, b);
     });

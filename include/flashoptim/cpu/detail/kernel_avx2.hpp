@@ -15,9 +15,7 @@
 namespace flashoptim::cpu::detail::avx2 {
 #define FLASHOPTIM_CPU_FN FLASHOPTIM_CPU_AVX2_FN
 #define FLASHOPTIM_CPU_ENTRY __attribute__((target(FLASHOPTIM_CPU_AVX2_TARGET)))
-#define FLASHOPTIM_CPU_LAMBDA __attribute__((target(FLASHOPTIM_CPU_AVX2_TARGET), always_inline))
 #include "flashoptim/cpu/detail/group_kernel.inl"
-#undef FLASHOPTIM_CPU_LAMBDA
 #undef FLASHOPTIM_CPU_ENTRY
 #undef FLASHOPTIM_CPU_FN
 }  // namespace flashoptim::cpu::detail::avx2

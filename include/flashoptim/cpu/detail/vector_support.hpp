@@ -24,6 +24,32 @@
 #define FLASHOPTIM_CPU_NOINLINE
 #endif
 
+// FLASHOPTIM_CPU_FOR_SLOTS(K, I, body...): `body` once for each slot I = 0 ..
+// K-1, in order, with I a constant expression, unrolled in place. The vector
+// kernels loop over slots with this rather than with for_each_slot and a
+// lambda: a lambda does not inherit its enclosing function's target
+// attribute, and nvcc's host front end drops an attribute written on a lambda
+// (g++ then refuses to inline the always-inline vector operations into it).
+// A block past K is a discarded statement of the enclosing template, never
+// instantiated. It unrolls up to FLASHOPTIM_CPU_MAX_SLOTS slots (the vector
+// rules keep at most 3 states; group_kernel checks its K against it).
+#define FLASHOPTIM_CPU_MAX_SLOTS 4
+#define FLASHOPTIM_CPU_SLOT_BLOCK(K, I, N, ...) \
+  {                                             \
+    constexpr int I = N;                        \
+    (void)I;                                    \
+    if constexpr (N < (K)) {                    \
+      __VA_ARGS__                               \
+    }                                           \
+  }
+#define FLASHOPTIM_CPU_FOR_SLOTS(K, I, ...)      \
+  do {                                           \
+    FLASHOPTIM_CPU_SLOT_BLOCK(K, I, 0, __VA_ARGS__) \
+    FLASHOPTIM_CPU_SLOT_BLOCK(K, I, 1, __VA_ARGS__) \
+    FLASHOPTIM_CPU_SLOT_BLOCK(K, I, 2, __VA_ARGS__) \
+    FLASHOPTIM_CPU_SLOT_BLOCK(K, I, 3, __VA_ARGS__) \
+  } while (false)
+
 namespace flashoptim::cpu::detail {
 
 template <class T>
