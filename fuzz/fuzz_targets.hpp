@@ -38,12 +38,13 @@ struct target {
       t.seed = 7;
       t.param = take<typename Config::param_type>(n);
       if constexpr (Config::has_aux) t.aux = take<typename Config::aux_type>(n);
-      if constexpr (Config::state0::stores_state) t.code0 = take<typename Config::state0::code_type>(n);
-      if constexpr (codec::is_grouped<typename Config::state0>::value)
-        t.scale0 = take<typename Config::state0::scale_type>(codec::scale_count<typename Config::state0>(n));
-      if constexpr (Config::state1::stores_state) t.code1 = take<typename Config::state1::code_type>(n);
-      if constexpr (codec::is_grouped<typename Config::state1>::value)
-        t.scale1 = take<typename Config::state1::scale_type>(codec::scale_count<typename Config::state1>(n));
+      for_each_slot<Config::num_slots>([&](auto s) {
+        constexpr int I = decltype(s)::value;
+        using S = typename Config::template state<I>;
+        if constexpr (S::stores_state) t.template state<I>().codes = take<typename S::code_type>(n);
+        if constexpr (codec::is_grouped<S>::value)
+          t.template state<I>().scales = take<typename S::scale_type>(codec::scale_count<S>(n));
+      });
       refs.push_back(t);
     }
     fill();

@@ -30,9 +30,15 @@ void emit(const std::string& dir, const char* tag, bool broken_variants) {
     typename Config::aux_type* aux = nullptr;
     if constexpr (Config::has_aux) aux = r.aux;
     (void)codec::split<typename Config::master>(x.data(), r.size, r.param, aux);
-    if constexpr (Config::state0::stores_state) (void)codec::quantize<typename Config::state0>(x.data(), r.size, r.code0, r.scale0);
+    const auto quantize_slot = [&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      if constexpr (S::stores_state)
+        (void)codec::quantize<S>(x.data(), r.size, r.template state<I>().codes, r.template state<I>().scales);
+    };
+    quantize_slot(slot_index<0>{});
     for (auto& v : x) v = v * v;
-    if constexpr (Config::state1::stores_state) (void)codec::quantize<typename Config::state1>(x.data(), r.size, r.code1, r.scale1);
+    if constexpr (Config::num_slots > 1) quantize_slot(slot_index<1>{});
   }
   typename Config::hyper h{};
   for (io::form f : {io::form::compressed, io::form::state16, io::form::fp32}) {

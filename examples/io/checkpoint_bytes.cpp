@@ -113,9 +113,12 @@ struct owned {
       if constexpr (C::state0::stores_state)
         (void)codec::quantize<typename C::state0>(x.data(), n, t.template state<0>().codes, t.template state<0>().scales);
       for (auto& v : x) v *= v;
-      if constexpr (C::num_slots > 1 && C::state1::stores_state)
-        (void)codec::quantize<typename C::state1>(x.data(), n, flashoptim::state_of<C::num_slots > 1 ? 1 : 0>(t).codes,
-                                                  flashoptim::state_of<C::num_slots > 1 ? 1 : 0>(t).scales);
+      if constexpr (C::num_slots > 1) {
+        constexpr int second = C::num_slots > 1 ? 1 : 0;  // names slot 1 only where it exists
+        if constexpr (C::template state<second>::stores_state)
+          (void)codec::quantize<typename C::template state<second>>(x.data(), n, t.template state<second>().codes,
+                                                                    t.template state<second>().scales);
+      }
       refs.push_back(t);
       names.push_back(s.name);
       shapes.push_back(s.shape);

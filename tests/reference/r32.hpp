@@ -6,7 +6,8 @@
 // without the library's templates. It is the bitwise oracle of the CPU and
 // GPU paths. It works on raw byte buffers described at run time, and uses
 // from the library only the fp32 <-> narrow conversions (checked on all 2^32
-// inputs by docs/test-matrix.md C4) and the counter-based random bits.
+// inputs by docs/test-matrix.md C4), the counter-based random bits, and
+// format::mul_rn where a product feeding an add must not be contracted.
 #pragma once
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "flashoptim/format/bits.hpp"
 #include "flashoptim/format/dtype.hpp"
 #include "flashoptim/format/random.hpp"
 #include "flashoptim/format/types.hpp"
@@ -23,6 +25,7 @@
 namespace ref {
 
 using flashoptim::dtype;
+namespace format = flashoptim::format;
 
 // ------------------------------------------------------------------ storage
 inline float load_float(dtype t, const std::uint8_t* p) {

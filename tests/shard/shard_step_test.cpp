@@ -313,7 +313,7 @@ TEST_CASE("shard views: byte counts and storage") {
   const auto st = fl::shard_storage<Config>::for_rank(p, 2);
   CHECK(st.elements() == 467);
   CHECK(st.groups == 15);
-  CHECK(st.scale0_bytes == 15 * 4);
+  CHECK(st.slots[0].scale_bytes == 15 * 4);
   std::vector<unsigned char> mem(static_cast<std::size_t>(st.bytes) + 256);
   void* base = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(mem.data()) + 255) / 256 * 256);
   fl::shard_buffers<Config> b;
