@@ -126,7 +126,7 @@ class cpu_optimizer final : public optimizer {
       m.params += l.size;
       m.param_bytes += l.size * static_cast<std::int64_t>(sizeof(P));
       m.correction_bytes += l.aux_bytes;
-      m.state_bytes += l.code0_bytes + l.scale0_bytes + l.code1_bytes + l.scale1_bytes;
+      for (const auto& piece : l.slots) m.state_bytes += piece.code_bytes + piece.scale_bytes;
       m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(G));
       m.allocated_bytes += (l.size * static_cast<std::int64_t>(sizeof(P)) + 255) / 256 * 256 + l.bytes;
     }
@@ -275,7 +275,7 @@ class gpu_optimizer final : public optimizer {
       m.params += l.size;
       m.param_bytes += pb;
       m.correction_bytes += l.aux_bytes;
-      m.state_bytes += l.code0_bytes + l.scale0_bytes + l.code1_bytes + l.scale1_bytes;
+      for (const auto& piece : l.slots) m.state_bytes += piece.code_bytes + piece.scale_bytes;
       m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(G));
       m.allocated_bytes += (pb + 255) / 256 * 256 + l.bytes;
       if (i < host_count_) m.host_bytes += (pb + 255) / 256 * 256 + l.bytes;  // the host copy and the states
