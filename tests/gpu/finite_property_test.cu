@@ -92,6 +92,7 @@ FINITE_CASE(lion_fp32)
 FINITE_CASE(sgd_fp16_master)
 FINITE_CASE(sgdw_exact_fp8)
 FINITE_CASE(adamw_sr_codes)
+FINITE_CASE(adamw_amsgrad_default)  // three slots: max_exp_avg_sq in v's codec
 
 TEST_CASE("finite property: the unchecked previous policy (recomputation inline in the tile)") {
   using previous = tuning::previous_step_policy;

@@ -31,9 +31,11 @@ using namespace flashoptim;
 inline constexpr unsigned char sentinel_byte = 0xA5;
 inline constexpr std::size_t pad_bytes = 64;
 
-enum slot_id : int { s_param, s_aux, s_grad, s_code0, s_scale0, s_code1, s_scale1, s_count };
+// Three state slots (AMSGrad's max_exp_avg_sq is slot 2); slots past a
+// configuration's num_slots have codec::none and zero bytes.
+enum slot_id : int { s_param, s_aux, s_grad, s_code0, s_scale0, s_code1, s_scale1, s_code2, s_scale2, s_count };
 inline const char* slot_name(int k) {
-  static const char* names[] = {"param", "aux", "grad", "code0", "scale0", "code1", "scale1"};
+  static const char* names[] = {"param", "aux", "grad", "code0", "scale0", "code1", "scale1", "code2", "scale2"};
   return names[k];
 }
 
@@ -41,6 +43,7 @@ template <class Config>
 struct slot_traits {
   using S0 = typename Config::state0;
   using S1 = typename Config::state1;
+  using S2 = typename Config::template state<2>;
   static std::size_t elem_bytes(int k) {
     switch (k) {
       case s_param: return sizeof(typename Config::param_type);
@@ -49,12 +52,15 @@ struct slot_traits {
       case s_code0: return storage_bytes<typename S0::code_type>;
       case s_scale0: return storage_bytes<typename S0::scale_type>;
       case s_code1: return storage_bytes<typename S1::code_type>;
-      default: return storage_bytes<typename S1::scale_type>;
+      case s_scale1: return storage_bytes<typename S1::scale_type>;
+      case s_code2: return storage_bytes<typename S2::code_type>;
+      default: return storage_bytes<typename S2::scale_type>;
     }
   }
   static std::int64_t count(int k, std::int64_t n) {
     if (k == s_scale0) return codec::scale_count<S0>(n);
     if (k == s_scale1) return codec::scale_count<S1>(n);
+    if (k == s_scale2) return codec::scale_count<S2>(n);
     return n;
   }
 };
@@ -120,7 +126,7 @@ struct tensor_set {
     r.aux = at<typename R::aux_type>(s_aux, i, device);
     r.grad = at<typename R::grad_type>(s_grad, i, device);
     // Absent or empty buffers are null, as a caller would pass them.
-    static_assert(Config::num_slots <= 2, "the harness holds two state slots");
+    static_assert(Config::num_slots <= 3, "the harness holds three state slots");
     flashoptim::for_each_slot<Config::num_slots>([&](auto k) {
       constexpr int I = decltype(k)::value;
       auto& x = flashoptim::slot_at<I>(r.states);
@@ -164,7 +170,7 @@ struct tensor_set {
         Config::master::encode(x, r.param[e], a);
         if constexpr (Config::has_aux) r.aux[e] = a;
       }
-      for (int k : {s_code0, s_scale0, s_code1, s_scale1}) {
+      for (int k : {s_code0, s_scale0, s_code1, s_scale1, s_code2, s_scale2}) {
         const std::size_t b = static_cast<std::size_t>(traits::count(k, sizes[i])) * traits::elem_bytes(k);
         if (b) std::memset(host[k].data() + offsets[i][k], 0, b);
       }

@@ -103,6 +103,54 @@ PARITY_CASE(sgd_fp16_master)
 PARITY_CASE(sgdw_exact_fp8)
 PARITY_CASE(adam_fp16_reference)
 PARITY_CASE(adamw_sr_codes)
+// AMSGrad: a third state slot (max_exp_avg_sq), v's codec by default, an
+// fp32 one, and plain bf16 states with stochastic rounding.
+PARITY_CASE(adam_amsgrad_default)
+PARITY_CASE(adamw_amsgrad_default)
+PARITY_CASE(adamw_amsgrad_fp32_max)
+PARITY_CASE(adamw_amsgrad_bf16)
+
+// maximize (torch's maximize=True): the gradient multiplier's sign flips,
+// every rule; non-finite gradients included (parity_suite's third run).
+TEST_CASE("parity: maximize for SGD, AdamW, AMSGrad and Lion") {
+  {
+    auto h = default_hyper<tc::sgd_momentum>();
+    h.maximize = true;
+    h.nesterov = true;
+    INFO("sgd_momentum maximize");
+    check_parity<tc::sgd_momentum>(h, {1, 33, 1025, 278011, 0}, 12, 71);
+    check_parity<tc::sgd_momentum>(h, {4097, 65}, 5, 72, /*non_finite=*/true);
+  }
+  {
+    auto h = default_hyper<tc::sgd_plain>();
+    h.maximize = true;
+    INFO("sgd_plain maximize");
+    check_parity<tc::sgd_plain>(h, {1, 33, 1025, 278011}, 5, 73);
+  }
+  {
+    auto h = default_hyper<tc::adamw_default>();
+    h.maximize = true;
+    INFO("adamw_default maximize");
+    check_parity<tc::adamw_default>(h, {1, 33, 1025, 278011, 0}, 12, 74);
+    check_parity<tc::adamw_default>(h, {1, 33, 1025}, 100, 75);
+    check_parity<tc::adamw_default>(h, {4097, 65}, 5, 76, /*non_finite=*/true);
+    check_parity<tc::adamw_default, tuning::previous_step_policy>(h, {1, 33, 1025, 278011}, 5, 77);
+  }
+  {
+    auto h = default_hyper<tc::adamw_amsgrad_default>();
+    h.maximize = true;
+    INFO("adamw_amsgrad_default maximize");
+    check_parity<tc::adamw_amsgrad_default>(h, {1, 33, 1025, 278011, 0}, 12, 78);
+    check_parity<tc::adamw_amsgrad_default>(h, {4097, 65}, 5, 79, /*non_finite=*/true);
+  }
+  {
+    auto h = default_hyper<tc::lion_default>();
+    h.maximize = true;
+    INFO("lion_default maximize");
+    check_parity<tc::lion_default>(h, {1, 33, 1025, 278011, 0}, 12, 80);
+    check_parity<tc::lion_default>(h, {4097, 65}, 5, 81, /*non_finite=*/true);
+  }
+}
 
 // The other policies the benchmarks compare (bench/gpu/bench_step.cu): the
 // previous defaults and the proven-range and staging variants, on the rules
@@ -141,6 +189,10 @@ TEST_CASE("parity: previous and candidate step policies") {
   parity_suite<tc::sgd_momentum, b2>("sgd_momentum, t256_n8_b2_checked");
   parity_suite<tc::adamw_fp16_ulp16, b2>("adamw_fp16_ulp16, t256_n8_b2_checked");
   parity_suite<tc::lion_default, b3_prefetch>("lion_default, t256_n8_b3_checked_prefetch");
+  // Three slots through the staging ring and the unstaged and previous kernels.
+  parity_suite<tc::adamw_amsgrad_default, previous>("adamw_amsgrad_default, previous policy");
+  parity_suite<tc::adamw_amsgrad_default, unstaged>("adamw_amsgrad_default, unstaged");
+  parity_suite<tc::adamw_amsgrad_default, s4_b2>("adamw_amsgrad_default, s4_t256_n8_b2");
 }
 
 TEST_CASE("parity: SGD hyperparameter variants (momentum, nesterov, dampening, decay)") {
