@@ -484,8 +484,9 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   using scale_type = typename Scale::storage;
   static constexpr int qmax = Code::qmax;
   static constexpr int qmin = Code::is_signed ? -qmax : 0;
-  static constexpr bool is_sqrt = std::is_same<Compander, codec::sqrt_compander>::value;
-  static constexpr bool is_softsign = std::is_same<Compander, codec::softsign>::value;
+  // by the compander's declared kind (codec/compander.hpp), not its type
+  static constexpr bool is_sqrt = codec::compander_kind_of<Compander> == codec::compander_kind::sqrt;
+  static constexpr bool is_softsign = codec::compander_kind_of<Compander> == codec::compander_kind::softsign;
   static constexpr bool divides = std::is_same<typename Scale::norm_type, float>::value;
   static_assert(divides || std::is_same<typename Scale::norm_type, codec::reciprocal_norm>::value,
                 "vector_scale lists only dividing and reciprocal scale formats");
@@ -601,7 +602,9 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 template <class Config>
 struct group_kernel {
   using master = vmaster<typename Config::master>;
-  using vr = vrule<typename Config::rule>;
+  // the rule's declared vector form (rule/vector_form.hpp), whose scalars
+  // are the rule's (vector_support.hpp checks)
+  using vr = vrule<rule::vector_form_t<typename Config::rule>>;
   static constexpr int K = Config::num_slots;
   // Loops over slots are FLASHOPTIM_CPU_FOR_SLOTS (vector_support.hpp),
   // unrolled in these target-attributed functions: no lambda, whose target

@@ -3,9 +3,11 @@
 //
 // Which parts of a step configuration the vector CPU paths implement. A
 // configuration is vectorized when its rule, master mode, gradient type and
-// both state codecs all are; anything else (fp8 codes, user companders or
-// scale formats, fp16 stochastic rounding) runs the scalar per-tile step on
-// the same threads. Both vector paths (AVX2, AVX-512) implement exactly this
+// every state codec all are; anything else (fp8 codes, companders without a
+// kind, user scale formats, fp16 stochastic rounding) runs the scalar
+// per-tile step on the same threads. Rules and companders are chosen by the
+// traits they declare (rule::vector_form_t, codec::compander_kind_of), the
+// library's and a user's alike (docs/extending.md). Both vector paths (AVX2, AVX-512) implement exactly this
 // list, in cpu/detail/group_kernel.inl.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include "flashoptim/rule/adam.hpp"
 #include "flashoptim/rule/lion.hpp"
 #include "flashoptim/rule/sgd.hpp"
+#include "flashoptim/rule/vector_form.hpp"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FLASHOPTIM_CPU_NOINLINE __attribute__((noinline))
@@ -56,14 +59,27 @@ template <class T>
 inline constexpr bool is_one_of_floats =
     std::is_same<T, float>::value || std::is_same<T, bf16>::value || std::is_same<T, fp16>::value;
 
-template <class Rule>
-struct vector_rule : std::false_type {};
+/// The vector forms group_kernel.inl implements (its vrule specializations):
+/// arithmetic programs, which a rule names as its rule::vector_form.
+template <class Form>
+struct vector_form_implemented : std::false_type {};
 template <bool D, bool A>
-struct vector_rule<rule::adam_rule<D, A>> : std::true_type {};
+struct vector_form_implemented<rule::adam_rule<D, A>> : std::true_type {};
 template <bool D>
-struct vector_rule<rule::sgd_rule<D>> : std::true_type {};
+struct vector_form_implemented<rule::sgd_rule<D>> : std::true_type {};
 template <>
-struct vector_rule<rule::lion> : std::true_type {};
+struct vector_form_implemented<rule::lion> : std::true_type {};
+
+/// A rule is vectorized when it declares an implemented vector form taking
+/// its scalars and states; a declared form that is not is a build error, not
+/// a silent scalar path.
+template <class Rule, class Form = rule::vector_form_t<Rule>>
+struct vector_rule : std::bool_constant<!std::is_void<Form>::value> {
+  static_assert(std::is_void<Form>::value ||
+                    (vector_form_implemented<Form>::value && rule::vector_form_compatible<Rule, Form>::value),
+                "Rule::vector_form must name one of the library's vector forms (adam_rule, sgd_rule, lion) whose "
+                "scalars type and num_states are the rule's (rule/vector_form.hpp)");
+};
 
 template <class Master>
 struct vector_master : std::false_type {};
@@ -76,10 +92,10 @@ struct vector_master<codec::ulp_correction<T, C>> : std::true_type {};
 template <>
 struct vector_master<codec::exact_split> : std::true_type {};
 
+/// Companders of a known kind (codec/compander.hpp): the vector code runs
+/// that kind's arithmetic.
 template <class Compander>
-inline constexpr bool vector_compander = std::is_same<Compander, codec::identity>::value ||
-                                         std::is_same<Compander, codec::softsign>::value ||
-                                         std::is_same<Compander, codec::sqrt_compander>::value;
+inline constexpr bool vector_compander = codec::compander_kind_of<Compander> != codec::compander_kind::generic;
 
 template <class Code>
 struct vector_code : std::false_type {};
