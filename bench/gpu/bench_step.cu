@@ -160,8 +160,10 @@ struct workspace {
       r.grad = ptr(2, static_cast<typename R::grad_type*>(nullptr));
       flashoptim::slot_at<0>(r.states).codes = ptr(3, static_cast<typename R::template code_t<0>*>(nullptr));
       flashoptim::slot_at<0>(r.states).scales = ptr(4, static_cast<typename R::template scale_t<0>*>(nullptr));
-      flashoptim::slot_at<1>(r.states).codes = ptr(5, static_cast<typename R::template code_t<1>*>(nullptr));
-      flashoptim::slot_at<1>(r.states).scales = ptr(6, static_cast<typename R::template scale_t<1>*>(nullptr));
+      if constexpr (Config::num_slots > 1) {  // one-state rules have no slot 1
+        flashoptim::slot_at<1>(r.states).codes = ptr(5, static_cast<typename R::template code_t<1>*>(nullptr));
+        flashoptim::slot_at<1>(r.states).scales = ptr(6, static_cast<typename R::template scale_t<1>*>(nullptr));
+      }
       r.size = sizes[i];
       r.seed = i + 1;
       refs.push_back(r);

@@ -100,8 +100,10 @@ layout::shard_buffers<Config> device_buffers(const mirror& m, int r) {
   b.grad = m.at<typename R::grad_type>(i, s_grad);
   flashoptim::slot_at<0>(b.states).codes = m.at<typename R::template code_t<0>>(i, s_code0);
   flashoptim::slot_at<0>(b.states).scales = m.at<typename R::template scale_t<0>>(i, s_scale0);
-  flashoptim::slot_at<1>(b.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
-  flashoptim::slot_at<1>(b.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
+  if constexpr (Config::num_slots > 1) {  // one-state rules have no slot 1
+    flashoptim::slot_at<1>(b.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
+    flashoptim::slot_at<1>(b.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
+  }
   return b;
 }
 
@@ -116,8 +118,10 @@ std::vector<tensor_ref<Config>> device_refs(const mirror& m, const unsharded<Con
     r.grad = m.at<typename R::grad_type>(i, s_grad);
     flashoptim::slot_at<0>(r.states).codes = m.at<typename R::template code_t<0>>(i, s_code0);
     flashoptim::slot_at<0>(r.states).scales = m.at<typename R::template scale_t<0>>(i, s_scale0);
-    flashoptim::slot_at<1>(r.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
-    flashoptim::slot_at<1>(r.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
+    if constexpr (Config::num_slots > 1) {  // one-state rules have no slot 1
+      flashoptim::slot_at<1>(r.states).codes = m.at<typename R::template code_t<1>>(i, s_code1);
+      flashoptim::slot_at<1>(r.states).scales = m.at<typename R::template scale_t<1>>(i, s_scale1);
+    }
     r.size = u.sizes[i];
     r.seed = seed_of(i);
     v.push_back(r);
