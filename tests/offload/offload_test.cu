@@ -232,7 +232,7 @@ TEST_CASE("off-load: bad inputs are refused before anything is written") {
   expect(p.build(m.views.data(), m.views.size(), 0.3, bad.data(), k), status_code::misaligned, "misaligned scales");
   // a host view that overlaps another
   bad = host.views;
-  flashoptim::slot_at<0>(bad[1].states).codes = reinterpret_cast<std::int8_t*>(host.flashoptim::slot_at<1>(views[0].states).codes);
+  flashoptim::slot_at<0>(bad[1].states).codes = reinterpret_cast<std::int8_t*>(flashoptim::slot_at<1>(host.views[0].states).codes);
   expect(p.build(m.views.data(), m.views.size(), 0.3, bad.data(), k), status_code::aliasing, "overlapping host views");
   // a device parameter that is host memory
   auto dev = m.views;
