@@ -58,6 +58,11 @@ FLASHOPTIM_PTX_CONFIG(sgd_fp16_master)
 FLASHOPTIM_PTX_CONFIG(sgdw_exact_fp8)
 FLASHOPTIM_PTX_CONFIG(adam_fp16_reference)
 FLASHOPTIM_PTX_CONFIG(adamw_sr_codes)
+// AMSGrad: three state slots
+FLASHOPTIM_PTX_CONFIG(adam_amsgrad_default)
+FLASHOPTIM_PTX_CONFIG(adamw_amsgrad_default)
+FLASHOPTIM_PTX_CONFIG(adamw_amsgrad_fp32_max)
+FLASHOPTIM_PTX_CONFIG(adamw_amsgrad_bf16)
 
 // The non-template entry points' kernels.
 flashoptim::status flashoptim_ptx_entry(std::int64_t* step, const std::int32_t* skip, const flashoptim::device::grad_stats* s,
