@@ -343,7 +343,8 @@ struct stage_layout : tile_io<typename TCc::base, N> {
     return (0u + ... + region(scale_staged<I>, IO::template Ks<I>::bytes));
   }
   template <int I>
-  static constexpr std::uint32_t code = aux + code_regions(std::make_integer_sequence<int, I>{});
+  static constexpr std::uint32_t code =
+      aux + region(aux_staged, IO::A::bytes) + code_regions(std::make_integer_sequence<int, I>{});
   template <int I>
   static constexpr std::uint32_t scale = code<K> + scale_regions(std::make_integer_sequence<int, I>{});
   static constexpr std::uint32_t end = scale<K>;
