@@ -314,9 +314,8 @@ TEST_CASE("C19 forged metadata and values are refused") {
       if (value) root["__metadata__"][key] = value; else root["__metadata__"].erase(key);
     });
   };
-  // Version 2 is written; version 1 (library 0.1, same keys and bytes for
-  // two-state rules) still loads; any other version is refused.
-  CHECK(f.load(meta_edit("format_version", "1")).ok());
+  // Version 2 is written; any version but 1 and 2 is refused (version 1,
+  // library 0.1, still loads: checked last, since a load writes).
   CHECK(f.load(meta_edit("format_version", "3")).code() == status_code::not_supported);
   CHECK(f.load(meta_edit("format_version", "")).code() == status_code::not_supported);
   CHECK(f.load(meta_edit("format_version", nullptr)).code() == status_code::not_supported);
@@ -368,6 +367,10 @@ TEST_CASE("C19 forged metadata and values are refused") {
   trailing.push_back(0);
   CHECK(f.load(trailing).code() == status_code::corrupt_file);
   CHECK(f.dst.snapshot() == f.before);
+
+  // Version 1 (library 0.1: the same keys and bytes for two-state rules) loads.
+  CHECK(f.load(meta_edit("format_version", "1")).ok());
+  CHECK(f.dst.snapshot() != f.before);
 }
 
 TEST_CASE("C19 a duplicated JSON key is refused (parsers would keep the last)") {
