@@ -153,7 +153,7 @@ inline std::vector<unsigned char> read_all(const std::string& path) {
 inline void write_all(const std::string& path, const std::vector<unsigned char>& bytes) {
   FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);
-  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  if (!bytes.empty()) REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());  // data() may be null
   std::fclose(f);
 }
 
