@@ -99,17 +99,29 @@ struct tensor_set {
   void allocate(const std::vector<std::int64_t>& n, std::array<int, s_count> misalign = {}) {
     sizes = n;
     offsets.assign(n.size(), {});
+    // The element size is read once per slot, outside the loop over tensors:
+    // GCC 13.3 (Ubuntu 24.04's g++, which nvcc uses there) at -O2/-O3
+    // folded `count(k, n[i]) * elem_bytes(k)` inside this loop to 0 for
+    // configurations whose slot 0 has no scales (sgd_plain, lion_fp32,
+    // sgd_fp16_master): every buffer came out 64 bytes and init() wrote
+    // past them (host heap corruption). GCC 12 and -O0 compute it right.
     for (int k = 0; k < s_count; ++k) {
+      const std::size_t eb = traits::elem_bytes(k);
       std::size_t at = 0;
       for (std::size_t i = 0; i < n.size(); ++i) {
         at = (at + 255) / 256 * 256 + static_cast<std::size_t>(misalign[k]);
         offsets[i][k] = at;
-        at += static_cast<std::size_t>(traits::count(k, n[i])) * traits::elem_bytes(k);
+        at += static_cast<std::size_t>(traits::count(k, n[i])) * eb;
       }
       at += pad_bytes;
       host[k].assign(at, sentinel_byte);
       dev[k] = device_bytes(at);
     }
+    // A tripwire for that miscompilation: every parameter fits its buffer.
+    std::size_t params = 0;
+    for (std::int64_t x : n) params += static_cast<std::size_t>(x);
+    REQUIRE_MESSAGE(host[s_param].size() >= params * sizeof(typename Config::param_type) + pad_bytes,
+                    "tensor_set::allocate sized the parameter buffer wrong (miscompiled?)");
   }
   std::size_t count() const { return sizes.size(); }
 
@@ -171,7 +183,8 @@ struct tensor_set {
         if constexpr (Config::has_aux) r.aux[e] = a;
       }
       for (int k : {s_code0, s_scale0, s_code1, s_scale1, s_code2, s_scale2}) {
-        const std::size_t b = static_cast<std::size_t>(traits::count(k, sizes[i])) * traits::elem_bytes(k);
+        const std::size_t eb = traits::elem_bytes(k);  // read first: see allocate()
+        const std::size_t b = static_cast<std::size_t>(traits::count(k, sizes[i])) * eb;
         if (b) std::memset(host[k].data() + offsets[i][k], 0, b);
       }
     }

@@ -57,7 +57,8 @@ void run(std::int64_t n) {
   std::array<device_bytes, s_count> mem;
   std::array<std::size_t, s_count> bytes{};
   for (int k = 0; k < s_count; ++k) {
-    bytes[k] = static_cast<std::size_t>(traits::count(k, n)) * traits::elem_bytes(k);
+    const std::size_t eb = traits::elem_bytes(k);  // read first: see gpu_harness.hpp, allocate()
+    bytes[k] = static_cast<std::size_t>(traits::count(k, n)) * eb;
     mem[k] = device_bytes(bytes[k] + pad_bytes);
     GPU_CHECK(cudaMemset(mem[k].ptr + bytes[k], sentinel_byte, pad_bytes));
   }
