@@ -265,3 +265,130 @@ TEST_CASE("N = 0 and N = 1, empty lists (C16)") {
   STATUS_OK(plan.step_async(h, a, nullptr));
   GPU_CHECK(cudaDeviceSynchronize());
 }
+
+// Parameter groups (docs/optimizer.md): tensors of several groups in one
+// launch, each with its group's hyperparameters, give the bytes of the CPU
+// step of each group and of one plan per group; with device inputs, lr is
+// read per group.
+template <class Config>
+void check_groups(int groups, bool device_inputs, std::uint64_t seed) {
+  const std::vector<std::int64_t> sizes{1, 4096, 33, 278011, 0, 1025, 8192, 65};
+  std::vector<std::int32_t> tensor_group(sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) tensor_group[i] = static_cast<std::int32_t>((i * 5 + 3) % groups);
+  std::vector<typename Config::hyper> h(groups, default_hyper<Config>());
+  for (int g = 0; g < groups; ++g) {
+    h[g].lr *= 1.0 + 0.25 * g;
+    h[g].weight_decay = g % 2 == 0 ? 0.0 : 0.1;  // decay / no decay
+  }
+  tensor_set<Config> ts, split;  // one plan with groups; the same bytes stepped by a plan per group
+  ts.allocate(sizes);
+  split.allocate(sizes);
+  testdata::generator gen(seed), gen2(seed);
+  ts.init(gen);
+  split.init(gen2);
+  ts.upload();
+  split.upload();
+  device::step_plan<Config> plan;
+  const auto refs = ts.refs(true);
+  STATUS_OK(plan.build(refs.data(), refs.size(), tensor_group.data(), groups));
+  CHECK(plan.groups() == groups);
+  std::vector<device::step_plan<Config>> per_group(groups);
+  const auto split_refs = split.refs(true);
+  for (int g = 0; g < groups; ++g) {
+    std::vector<tensor_ref<Config>> mine;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      if (tensor_group[i] == g) mine.push_back(split_refs[i]);
+    STATUS_OK(per_group[g].build(mine.data(), mine.size()));
+  }
+  double* lr = nullptr;
+  GPU_CHECK(cudaMalloc(&lr, sizeof(double) * groups));
+  for (int s = 1; s <= 6; ++s) {
+    ts.fill_grads(gen, 1.0f, 0.05, s == 4);
+    split.fill_grads(gen2, 1.0f, 0.05, s == 4);
+    ts.upload(s_grad);
+    split.upload(s_grad);
+    step_args a;
+    a.step = s;
+    // The CPU reference: each group's tensors with that group's
+    // hyperparameters (the device-input run is compared with host-mode
+    // plans per group, which equal the CPU: the rest of this file).
+    const auto host = ts.refs(false);
+    for (int g = 0; g < groups && !device_inputs; ++g) {
+      std::vector<tensor_ref<Config>> mine;
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (tensor_group[i] == g) mine.push_back(host[i]);
+      STATUS_OK(cpu::step_serial<Config>(h[g], a, mine.data(), mine.size()));
+    }
+    if (device_inputs) {
+      std::vector<double> lrs(groups);
+      for (int g = 0; g < groups; ++g) lrs[g] = h[g].lr * (1.0 + 0.1 * s);
+      GPU_CHECK(cudaMemcpy(lr, lrs.data(), sizeof(double) * groups, cudaMemcpyHostToDevice));
+      std::vector<typename Config::hyper> hs = h;
+      for (int g = 0; g < groups; ++g) hs[g].lr = lrs[g];
+      device::device_inputs in;
+      in.lr = lr;
+      STATUS_OK(plan.step_async(h.data(), groups, a, in, nullptr));
+      for (int g = 0; g < groups; ++g) STATUS_OK(per_group[g].step_async(hs[g], a, nullptr));
+    } else {
+      STATUS_OK(plan.step_async(h.data(), groups, a, nullptr));
+      for (int g = 0; g < groups; ++g) STATUS_OK(per_group[g].step_async(h[g], a, nullptr));
+    }
+    GPU_CHECK(cudaDeviceSynchronize());
+    // One launch == a plan per group, every byte.
+    for (int k = 0; k < s_count; ++k) {
+      const auto x = ts.download(k), y = split.download(k);
+      INFO("step ", s, " slot ", slot_name(k));
+      REQUIRE(x == y);
+    }
+    if (!device_inputs) {
+      std::string where;
+      const bool same = ts.same(where);
+      INFO("step ", s, ": ", where);
+      REQUIRE(same);
+    }
+  }
+  GPU_CHECK(cudaFree(lr));
+}
+
+TEST_CASE("parameter groups: one launch == a plan per group == the CPU step per group") {
+  for (int groups : {1, 2, 3, tuning::max_step_groups}) {
+    CAPTURE(groups);
+    check_groups<tc::adamw_default>(groups, false, 91);
+    check_groups<tc::adamw_default>(groups, true, 92);
+    check_groups<tc::sgd_momentum>(groups, false, 93);
+    check_groups<tc::lion_default>(groups, true, 94);
+    check_groups<tc::adamw_amsgrad_default>(groups, false, 95);
+  }
+}
+
+TEST_CASE("parameter groups: bad group lists are refused and nothing is launched") {
+  using C = tc::adamw_default;
+  tensor_set<C> ts;
+  ts.allocate({33, 64});
+  testdata::generator gen(96);
+  ts.init(gen);
+  ts.upload();
+  const auto refs = ts.refs(true);
+  device::step_plan<C> plan;
+  const std::int32_t bad[] = {0, 2};
+  CHECK(plan.build(refs.data(), refs.size(), bad, 2).code() == status_code::invalid_argument);
+  const std::int32_t negative[] = {-1, 0};
+  CHECK(plan.build(refs.data(), refs.size(), negative, 2).code() == status_code::invalid_argument);
+  const std::int32_t ok[] = {0, 1};
+  CHECK(plan.build(refs.data(), refs.size(), ok, tuning::max_step_groups + 1).code() == status_code::invalid_argument);
+  CHECK(plan.build(refs.data(), refs.size(), ok, 0).code() == status_code::invalid_argument);
+  CHECK_FALSE(plan.built());
+  STATUS_OK(plan.build(refs.data(), refs.size(), ok, 2));
+  const auto h = default_hyper<C>();
+  step_args a;
+  // One hyper for a plan of two groups: refused.
+  CHECK(plan.step_async(h, a, nullptr).code() == status_code::invalid_argument);
+  const C::hyper two[] = {h, h};
+  CHECK(plan.step_async(two, 1, a, nullptr).code() == status_code::invalid_argument);
+  C::hyper invalid[] = {h, h};
+  invalid[1].lr = -1.0;
+  CHECK_FALSE(plan.step_async(invalid, 2, a, nullptr).ok());
+  GPU_CHECK(cudaDeviceSynchronize());
+  std::string where;
+  CHECK(ts.same(where));  // nothing was written (the host copy was never stepped)
+}

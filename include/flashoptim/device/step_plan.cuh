@@ -75,14 +75,28 @@ class step_plan_ref {
     return r;
   }
 
+  /// Parameter groups of the plan (each tensor steps with its group's
+  /// hyperparameters); 1 unless built with a group per tensor.
+  int groups() const { return groups_; }
+
   /// One step with host scalars. Checks the hyperparameters and step_args
-  /// first; with a.skip set it returns without launching.
+  /// first; with a.skip set it returns without launching. For a plan of one
+  /// group.
   status step_async(const hyper& h, const step_args& a, cudaStream_t stream) const {
-    FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
-    if (a.skip || table_.units == 0) return status();
+    return step_async(&h, 1, a, stream);
+  }
+  /// One step of a plan of `groups` parameter groups: h[g] for group g's
+  /// tensors, all in one launch.
+  status step_async(const hyper* h, int groups, const step_args& a, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_groups(h, groups));
     kernel::step_params<Config> p;
+    for (int g = 0; g < groups; ++g) {
+      FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
+      p.scalars[g] = make_step_scalars<Config>(h[g], a);
+    }
+    if (a.skip || table_.units == 0) return status();
     p.table = table_;
-    p.scalars = make_step_scalars<Config>(h, a);
+    p.groups = groups;
     p.step = static_cast<std::uint64_t>(a.step);
     return detail::cuda_status(kernel::launch_step<Config, Policy, false>(p, grid_, stream), "step launch");
   }
@@ -93,7 +107,14 @@ class step_plan_ref {
   /// Rule::make_scalars, so a host call with the same values gives the same
   /// bits. Capturable in a CUDA graph; replays see the current device values.
   status step_async(const hyper& h, const step_args& a, const device_inputs& in, cudaStream_t stream) const {
-    FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h, a));
+    return step_async(&h, 1, a, in, stream);
+  }
+  /// The same for `groups` parameter groups: in.lr, when set, points to one
+  /// lr per group.
+  status step_async(const hyper* h, int groups, const step_args& a, const device_inputs& in,
+                    cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_groups(h, groups));
+    for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
     FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
@@ -102,7 +123,8 @@ class step_plan_ref {
     if (a.skip || table_.units == 0) return status();
     kernel::step_params<Config> p;
     p.table = table_;
-    p.hyper = h;
+    for (int g = 0; g < groups; ++g) p.hyper[g] = h[g];
+    p.groups = groups;
     p.host_step = a.step;
     p.host_inv_grad_scale = a.inv_grad_scale;
     p.inputs = in;
@@ -131,7 +153,15 @@ class step_plan_ref {
 
  private:
   friend class step_plan<Config, Policy>;
+  status check_groups(const hyper* h, int groups) const {
+    if (h == nullptr) return status(status_code::null_pointer, "hyperparameters are null");
+    if (groups != groups_)
+      return status(status_code::invalid_argument, "the plan has %d parameter group%s, the step was given %d", groups_,
+                    groups_ == 1 ? "" : "s", groups);
+    return status();
+  }
   kernel::table_view<Config> table_{};
+  int groups_ = 1;
   kernel::grad_stats_workspace workspace_{};
   int grid_ = 0;
   int grid_stats_ = 1;
@@ -163,6 +193,14 @@ class step_plan {
   static status can_implement(const tensor_ref<Config>* tensors, std::size_t count) {
     return validate_tensor_list(tensors, count);
   }
+  /// The same with parameter groups: tensor i steps with group
+  /// tensor_group[i]'s hyperparameters, 0 <= tensor_group[i] < groups <=
+  /// tuning::max_step_groups (null: every tensor in group 0).
+  static status can_implement(const tensor_ref<Config>* tensors, std::size_t count, const std::int32_t* tensor_group,
+                              int groups) {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(tensors, count));
+    return check_tensor_groups(count, tensor_group, groups);
+  }
   /// Run-time typed buffers (bindings): dtypes, correction width and element
   /// counts are checked by flashoptim::bind first.
   static status can_implement(const tensor_buffers* descs, std::size_t count) {
@@ -176,16 +214,32 @@ class step_plan {
   /// and waits for the device (this is set-up, not a step: it may allocate
   /// and synchronize). On error the plan is left as it was.
   status build(const tensor_ref<Config>* tensors, std::size_t count) {
-    FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count));
+    return build(tensors, count, nullptr, 1);
+  }
+  /// With parameter groups (see can_implement): one launch steps them all.
+  status build(const tensor_ref<Config>* tensors, std::size_t count, const std::int32_t* tensor_group, int groups) {
+    FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, count, tensor_group, groups));
     std::vector<tensor_ref<Config>> refs(tensors, tensors + count);
     FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
-    return upload(std::move(refs));
+    return upload(std::move(refs), tensor_group, groups);
   }
   status build(const tensor_buffers* descs, std::size_t count) {
     std::vector<tensor_ref<Config>> refs;
     FLASHOPTIM_RETURN_IF_ERROR(convert(descs, count, refs));
     FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
-    return upload(std::move(refs));
+    return upload(std::move(refs), nullptr, 1);
+  }
+
+  static status check_tensor_groups(std::size_t count, const std::int32_t* tensor_group, int groups) {
+    if (groups < 1 || groups > tuning::max_step_groups)
+      return status(status_code::invalid_argument, "%d parameter groups: a plan takes 1 to %d (tuning::max_step_groups)",
+                    groups, tuning::max_step_groups);
+    if (tensor_group == nullptr) return status();
+    for (std::size_t i = 0; i < count; ++i)
+      if (tensor_group[i] < 0 || tensor_group[i] >= groups)
+        return status(status_code::invalid_argument, "tensor %zu: parameter group %d is outside [0, %d)", i,
+                      static_cast<int>(tensor_group[i]), groups);
+    return status();
   }
 
   /// Every buffer of every tensor is memory the current device's kernels can
@@ -210,13 +264,23 @@ class step_plan {
   /// The host copy of the tensors the table was built from.
   const std::vector<tensor_ref<Config>>& tensors() const { return host_; }
 
+  int groups() const { return ref_.groups(); }
   status step_async(const hyper& h, const step_args& a, cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check_built());
     return ref_.step_async(h, a, stream);
   }
+  status step_async(const hyper* h, int groups, const step_args& a, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.step_async(h, groups, a, stream);
+  }
   status step_async(const hyper& h, const step_args& a, const device_inputs& in, cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check_built());
     return ref_.step_async(h, a, in, stream);
+  }
+  status step_async(const hyper* h, int groups, const step_args& a, const device_inputs& in,
+                    cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    return ref_.step_async(h, groups, a, in, stream);
   }
   status grad_stats_async(grad_stats* out, cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check_built());
@@ -242,7 +306,7 @@ class step_plan {
 
   static std::size_t align_up(std::size_t x) { return (x + 255) / 256 * 256; }
 
-  status upload(std::vector<tensor_ref<Config>> tensors) {
+  status upload(std::vector<tensor_ref<Config>> tensors, const std::int32_t* tensor_group, int groups) {
     constexpr int N = Policy::elements_per_thread;
     const std::size_t count = tensors.size();
     std::vector<kernel::table_entry<Config>> entries(count);
@@ -253,6 +317,7 @@ class step_plan {
       units += kernel::units_for(tensors[i].size, Policy::unit_elements);
       entries[i].ref = tensors[i];
       entries[i].vector_ok = kernel::vector_aligned<Config, N>(tensors[i]) ? 1u : 0u;
+      entries[i].group = tensor_group != nullptr ? tensor_group[i] : 0;
     }
     unit_begin[count] = units;
 
@@ -329,6 +394,7 @@ class step_plan {
     ref_.workspace_.done = reinterpret_cast<unsigned int*>(base + off_done);
     ref_.grid_ = static_cast<int>(grid);
     ref_.grid_stats_ = static_cast<int>(grid_stats);
+    ref_.groups_ = groups;
     return status();
   }
 

@@ -15,6 +15,11 @@
 // the gradient multiplier and a skip flag from device memory and computes
 // the step's scalars itself, in double, with Rule::make_scalars (the host
 // path's function), so a captured launch replays correctly as they change.
+//
+// Parameter groups: a launch carries up to tuning::max_step_groups sets of
+// scalars (or hyperparameters, with device inputs); each tensor's table
+// entry names its group, and the kernel takes that group's scalars when it
+// starts the tensor. One group is the plain step.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,13 +30,16 @@
 #include "flashoptim/kernel/kernel_config.cuh"
 #include "flashoptim/kernel/tensor_table.cuh"
 #include "flashoptim/rule/tile.hpp"
+#include "flashoptim/tuning/step_policy.hpp"
 
 namespace flashoptim::kernel {
 
 /// Per-step inputs read from device memory (graph-capturable mode). A null
 /// pointer means "use the host value" (hyper.lr, step_args).
 struct device_inputs {
-  const double* lr = nullptr;              ///< overrides hyper.lr
+  /// Overrides hyper.lr: one value per parameter group (lr[g] for group g;
+  /// a plan of one group reads lr[0]).
+  const double* lr = nullptr;
   const std::int64_t* step = nullptr;      ///< overrides step_args::step (1-based)
   const double* inv_grad_scale = nullptr;  ///< overrides step_args::inv_grad_scale
   const std::int32_t* skip = nullptr;      ///< nonzero: the step writes nothing
@@ -47,12 +55,14 @@ struct device_inputs {
 /// Kernel parameters (CUTLASS's "Params": built by the host API).
 template <class Config>
 struct step_params {
+  static constexpr int max_groups = tuning::max_step_groups;
   table_view<Config> table;
-  typename Config::scalars scalars{};  ///< host mode
-  std::uint64_t step = 1;              ///< host mode: the rounding key's step
-  typename Config::hyper hyper{};      ///< device mode: make_scalars' input
-  std::int64_t host_step = 1;          ///< device mode: used where inputs.step is null
-  double host_inv_grad_scale = 1.0;    ///< device mode: used where inputs.inv_grad_scale is null
+  typename Config::scalars scalars[max_groups]{};  ///< host mode: group g's scalars
+  std::uint64_t step = 1;                          ///< host mode: the rounding key's step
+  typename Config::hyper hyper[max_groups]{};      ///< device mode: make_scalars' input per group
+  std::int64_t host_step = 1;        ///< device mode: used where inputs.step is null
+  double host_inv_grad_scale = 1.0;  ///< device mode: used where inputs.inv_grad_scale is null
+  std::int32_t groups = 1;           ///< groups in use, 1 .. max_groups (table entries name one)
   device_inputs inputs{};
 };
 
@@ -440,49 +450,44 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
 
   TC::fill_tables();
 
-  scalars sc;
+  // Each group's scalars: kernel parameter space (host mode) or shared
+  // memory (device inputs); a tensor takes its group's when it starts.
+  const scalars* group_scalars;
   std::uint64_t step;
   if constexpr (DeviceInputs) {
     // Raw storage: a rule's scalars may have default member initializers,
     // which __shared__ variables cannot run.
-    __shared__ alignas(scalars) unsigned char shared_scalars[sizeof(scalars)];
+    __shared__ alignas(scalars) unsigned char shared_scalars[sizeof(scalars) * tuning::max_step_groups];
     __shared__ std::uint64_t shared_step;
     __shared__ int go;
     if (threadIdx.x == 0) {
       const device_inputs& in = p.inputs;
       const bool skip = in.skip != nullptr && *in.skip != 0;
-      const double lr = in.lr ? *in.lr : p.hyper.lr;
       const std::int64_t s = in.step ? *in.step : p.host_step;
       const double inv = in.inv_grad_scale ? *in.inv_grad_scale : p.host_inv_grad_scale;
-      bool bad = !format::is_finite(lr) || lr < 0.0 || s < 1 || !format::is_finite(inv) || !(inv > 0.0);
-      scalars computed{};
-      if (!bad) {
-        // As the host validates them: the fp32 scalars the step would use.
-        computed = Config::rule::make_scalars(p.hyper, lr, s, inv);
-        bad = static_cast<bool>(Config::rule::check_scalars(computed));
+      bool bad = s < 1 || !format::is_finite(inv) || !(inv > 0.0);
+      for (int g = 0; g < p.groups && !bad; ++g) {
+        const double lr = in.lr ? in.lr[g] : p.hyper[g].lr;
+        bad = !format::is_finite(lr) || lr < 0.0;
+        if (!bad) {
+          // As the host validates them: the fp32 scalars the step would use.
+          const scalars computed = Config::rule::make_scalars(p.hyper[g], lr, s, inv);
+          bad = static_cast<bool>(Config::rule::check_scalars(computed));
+          std::memcpy(shared_scalars + sizeof(scalars) * g, &computed, sizeof(scalars));
+        }
       }
       if (bad && in.error != nullptr && blockIdx.x == 0) *in.error = 1;
       go = !(skip || bad);
-      if (go) {
-        std::memcpy(shared_scalars, &computed, sizeof(scalars));
-        shared_step = static_cast<std::uint64_t>(s);
-      }
+      if (go) shared_step = static_cast<std::uint64_t>(s);
     }
     __syncthreads();
     if (!go) return;
-    std::memcpy(&sc, shared_scalars, sizeof(scalars));
+    group_scalars = reinterpret_cast<const scalars*>(shared_scalars);
     step = shared_step;
   } else {
     if constexpr (TC::any) __syncthreads();
-    sc = p.scalars;
+    group_scalars = p.scalars;
     step = p.step;
-  }
-
-  typename TCc::scalars checked_sc{};
-  if constexpr (Policy::range_checked) {
-    checked_sc = make_checked_scalars<typename Config::rule>(sc);
-  } else {
-    checked_sc = sc;
   }
 
   const table_view<Config>& tab = p.table;
@@ -495,6 +500,13 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     while (tab.unit_begin[ti + 1] <= u) ++ti;  // skip empty tensors
     const std::int64_t first = tab.unit_begin[ti];
     const std::int64_t stop = tab.unit_begin[ti + 1] < range.end ? tab.unit_begin[ti + 1] : range.end;
+    const scalars sc = group_scalars[tab.entries[ti].group];
+    typename TCc::scalars checked_sc{};
+    if constexpr (Policy::range_checked) {
+      checked_sc = make_checked_scalars<typename Config::rule>(sc);
+    } else {
+      checked_sc = sc;
+    }
     if constexpr (Policy::unit_runs) {
       const table_entry<Config> entry = tab.entries[ti];
       const std::int64_t n = entry.ref.size;

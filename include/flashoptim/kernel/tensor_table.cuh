@@ -24,7 +24,9 @@ struct table_entry {
   tensor_ref<Config> ref;
   /// Every streamed buffer is aligned to its vector width (tile_access).
   std::uint32_t vector_ok = 0;
-  std::uint32_t reserved = 0;
+  /// Parameter group: the index of this tensor's scalars in the launch's
+  /// step_params (0 .. groups - 1).
+  std::int32_t group = 0;
 };
 
 /// What a kernel receives: trivially copyable, device pointers only.

@@ -155,6 +155,12 @@ struct default_step_policy {
 /// there are units of work).
 inline constexpr int step_max_blocks_per_sm = 8;
 
+/// Hyperparameter sets (parameter groups) one step launch carries in its
+/// kernel parameters: each tensor of the table names its group, so groups
+/// that differ only in hyperparameters step in one launch. More groups take
+/// one launch per max_step_groups (device::optimizer does this).
+inline constexpr int max_step_groups = 8;
+
 /// Gradient statistics: a plain grid-stride reduction over the same table.
 struct grad_stats_policy {
   static constexpr int threads = 256;
