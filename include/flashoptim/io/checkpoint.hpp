@@ -6,6 +6,12 @@
 //
 //   io::save_checkpoint<Config>(path, hyper, step, tensors, names, count, {form})
 //   io::load_checkpoint<Config>(path, hyper, step, tensors, names, count, {options})
+//   io::save_optimizer<Config>(path, hypers, groups, tensor_group, step, tensors, names, count, {form})
+//   io::load_optimizer<Config>(path, hypers, tensor_group, step, tensors, names, count, {options})
+//
+// The *_optimizer pair saves a whole optimizer: parameter groups, each with
+// its own hyperparameters, tensor i in group tensor_group[i] (format version
+// 3, below). save_checkpoint still writes version 2, byte for byte as before.
 //
 // Three forms (docs/io.md has the byte counts):
 //   compressed  everything as stored: parameter, correction, codes, scales.
@@ -114,12 +120,25 @@ struct load_options {
 /// The metadata schema written. Version 2 (library 0.2) names state slots
 /// past the second (AMSGrad's max_exp_avg_sq) and records `maximize` when
 /// set; for every configuration version 1 could hold, its keys, metadata and
-/// bytes are version 1's, so version-1 files load unchanged. Loading refuses
-/// any other version.
+/// bytes are version 1's, so version-1 files load unchanged. save_checkpoint
+/// writes version 2.
+///
+/// Version 3 (save_optimizer) is version 2 with parameter groups: metadata
+/// "param_groups" (a JSON list, one hyperparameter object per group, each
+/// what "hyper" holds) and "tensor_groups" (a JSON list of group indices, one
+/// per entry of "tensors", in that order) replace "hyper"; tensors and their
+/// bytes are unchanged. It is a new version so that a reader that knows only
+/// one hyperparameter set refuses the file instead of ignoring the groups.
+/// Loading refuses any other version.
 inline constexpr const char* format_name = "flashoptim.checkpoint";
 inline constexpr const char* format_version = "2";
+inline constexpr const char* grouped_format_version = "3";
 /// Versions this library reads.
-inline bool readable_format_version(const std::string& v) { return v == "1" || v == "2"; }
+inline bool readable_format_version(const std::string& v) { return v == "1" || v == "2" || v == "3"; }
+/// Most parameter groups a file may have: group indices are int32, and the
+/// bound keeps the header (about 150 bytes a group) far below the 100 MB that
+/// safetensors readers accept.
+inline constexpr std::size_t max_param_groups = std::size_t{1} << 20;
 
 /// crc32 (zlib) of a byte range, 64-bit lengths.
 inline std::uint32_t crc32_of(const void* data, std::uint64_t bytes, std::uint32_t crc = 0) {
@@ -417,11 +436,16 @@ std::string hyper_json(const typename Config::hyper& h) {
   return j.dump();
 }
 
+/// One hyperparameter object of the metadata: "hyper" (group < 0) or entry
+/// `group` of "param_groups". Every field, of the right JSON type, no other
+/// field, then Rule::validate.
 template <class Config>
-status parse_hyper(const std::string& text, typename Config::hyper& out) {
+status parse_hyper_value(const nlohmann::json& j, typename Config::hyper& out, long group = -1) {
   using Rule = typename Config::rule;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return status(status_code::corrupt_file, "metadata 'hyper' is not a JSON object");
+  char label[64];
+  if (group < 0) std::snprintf(label, sizeof label, "metadata 'hyper'");
+  else std::snprintf(label, sizeof label, "metadata 'param_groups' entry %ld", group);
+  if (!j.is_object()) return status(status_code::corrupt_file, "%s is not a JSON object", label);
   typename Config::hyper h{};
   const char* bad = nullptr;
   std::size_t fields = 0;
@@ -444,14 +468,22 @@ status parse_hyper(const std::string& text, typename Config::hyper& out) {
       if (it->is_boolean()) h.maximize = it->template get<bool>(); else if (!bad) bad = "maximize";
     }
   }
-  if (bad) return status(status_code::corrupt_file, "metadata 'hyper': field '%s' missing or of the wrong type", bad);
+  if (bad) return status(status_code::corrupt_file, "%s: field '%s' missing or of the wrong type", label, bad);
   if (j.size() != fields)
-    return status(status_code::config_mismatch, "metadata 'hyper' has %zu fields, %s has %zu", j.size(), Rule::name,
-                  fields);
+    return status(status_code::config_mismatch, "%s has %zu fields, %s has %zu", label, j.size(), Rule::name, fields);
   const status v = Rule::validate(h);
-  if (!v.ok()) return status(status_code::corrupt_file, "hyperparameters in the file are invalid: %s", v.message());
+  if (!v.ok() && group < 0)
+    return status(status_code::corrupt_file, "hyperparameters in the file are invalid: %s", v.message());
+  if (!v.ok())
+    return status(status_code::corrupt_file, "hyperparameters of parameter group %ld in the file are invalid: %s",
+                  group, v.message());
   out = h;
   return status();
+}
+
+template <class Config>
+status parse_hyper(const std::string& text, typename Config::hyper& out) {
+  return parse_hyper_value<Config>(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false), out);
 }
 
 template <class Config>
@@ -633,22 +665,46 @@ status check_values(const piece& p, const unsigned char* bytes, const std::strin
   }
 }
 
-}  // namespace detail
-
-/// Writes tensors[0, count) under `names` to `path` in the chosen form.
-/// Validates everything first; the file appears under `path` only complete.
+/// save_optimizer's arguments, beyond save_checkpoint's: `groups` hypers,
+/// tensor i in group tensor_group[i].
 template <class Config>
-status save_checkpoint(const std::string& path, const typename Config::hyper& hyper, std::int64_t step,
-                       const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
-                       const save_options& options = {}) {
+status validate_groups(const typename Config::hyper* hypers, std::size_t groups, const std::int32_t* tensor_group,
+                       const std::string* names, std::size_t count) {
+  if (groups == 0) return status(status_code::invalid_argument, "an optimizer has at least one parameter group, got 0");
+  if (groups > max_param_groups)
+    return status(status_code::invalid_argument, "%zu parameter groups, at most %zu", groups, max_param_groups);
+  if (hypers == nullptr) return status(status_code::null_pointer, "hyperparameters of %zu groups are null", groups);
+  if (count > 0 && tensor_group == nullptr)
+    return status(status_code::null_pointer, "tensor_group is null for %zu tensors", count);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const status v = Config::rule::validate(hypers[g]);
+    if (!v.ok()) return status(v.code(), "parameter group %zu: %s", g, v.message());
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (tensor_group[i] < 0 || static_cast<std::size_t>(tensor_group[i]) >= groups)
+      return status(status_code::invalid_argument, "tensor %zu ('%.80s'): group %d is outside [0, %zu)", i,
+                    names ? names[i].c_str() : "", static_cast<int>(tensor_group[i]), groups);
+  }
+  return status();
+}
+
+/// save_checkpoint (grouped false: one hyper, version 2, metadata
+/// "hyper") and save_optimizer (version 3, "param_groups", "tensor_groups").
+template <class Config>
+status save_image(const std::string& path, const typename Config::hyper* hypers, std::size_t groups,
+                  const std::int32_t* tensor_group, bool grouped, std::int64_t step, const tensor_ref<Config>* tensors,
+                  const std::string* names, std::size_t count, const save_options& options) {
   using C = Config;
-  using namespace detail;
   if (options.form != form::compressed && options.form != form::state16 && options.form != form::fp32)
     return status(status_code::invalid_argument, "unknown checkpoint form %d", static_cast<int>(options.form));
   if (step < 0) return status(status_code::invalid_argument, "step %" PRId64 " is negative", step);
   if (step == INT64_MAX)
     return status(status_code::invalid_argument, "step %" PRId64 " leaves no next step to resume at", step);
-  FLASHOPTIM_RETURN_IF_ERROR(C::rule::validate(hyper));
+  if (grouped) {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_groups<C>(hypers, groups, tensor_group, names, count));
+  } else {
+    FLASHOPTIM_RETURN_IF_ERROR(C::rule::validate(hypers[0]));
+  }
   FLASHOPTIM_RETURN_IF_ERROR(validate_names(tensors, names, count, options.shapes));
 
   try {
@@ -662,7 +718,18 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
     const std::vector<tensor_entry> entries = plan_safetensors(std::move(specs));
 
     auto meta = config_metadata<C>(options.form);
-    meta["hyper"] = hyper_json<C>(hyper);
+    if (grouped) {
+      // hyper_json's text, so each group reads exactly as a version-2 "hyper".
+      std::string list = "[";
+      for (std::size_t g = 0; g < groups; ++g) list += (g ? "," : "") + hyper_json<C>(hypers[g]);
+      meta["param_groups"] = list + "]";
+      nlohmann::json index = nlohmann::json::array();
+      for (std::size_t i = 0; i < count; ++i) index.push_back(tensor_group[i]);
+      meta["tensor_groups"] = index.dump();
+      meta["format_version"] = grouped_format_version;
+    } else {
+      meta["hyper"] = hyper_json<C>(hypers[0]);
+    }
     meta["step"] = std::to_string(step);
     nlohmann::json list = nlohmann::json::array(), seeds = nlohmann::json::array(), bases = nlohmann::json::array();
     for (std::size_t i = 0; i < count; ++i) {
@@ -737,14 +804,31 @@ status save_checkpoint(const std::string& path, const typename Config::hyper& hy
   }
 }
 
-/// Loads a checkpoint image (the bytes of a whole file) into tensors[0, count).
-/// See load_checkpoint.
+/// load_optimizer's tensor_group: one non-negative group index per tensor.
+inline status validate_tensor_group(const std::int32_t* tensor_group, std::size_t count) {
+  if (count > 0 && tensor_group == nullptr)
+    return status(status_code::null_pointer, "tensor_group is null for %zu tensors", count);
+  for (std::size_t i = 0; i < count; ++i)
+    if (tensor_group[i] < 0)
+      return status(status_code::invalid_argument, "tensor %zu: group %d is negative", i,
+                    static_cast<int>(tensor_group[i]));
+  return status();
+}
+
+/// Loads an image for load_checkpoint_bytes (optimizer false: the file
+/// must have one group) and load_optimizer_bytes (optimizer true: the file's
+/// tensor->group assignment must equal tensor_group). `current` (current_groups of them)
+/// are the caller's hyperparameters, compared under require_equal. On
+/// success writes the buffers and `step`, and leaves the file's
+/// hyperparameters in `file_hypers` (the caller applies options.hyper);
+/// on failure writes nothing.
 template <class Config>
-status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, typename Config::hyper& hyper,
-                             std::int64_t& step, const tensor_ref<Config>* tensors, const std::string* names,
-                             std::size_t count, const load_options& options = {}) {
+status load_image(const unsigned char* file, std::uint64_t size, bool optimizer, const std::int32_t* tensor_group,
+                  const typename Config::hyper* current, std::size_t current_groups,
+                  std::vector<typename Config::hyper>& file_hypers, std::int64_t& step,
+                  const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                  const load_options& options) {
   using C = Config;
-  using namespace detail;
   FLASHOPTIM_RETURN_IF_ERROR(validate_names(tensors, names, count, options.shapes));
   // The aliasing check of validate_tensor covers one tensor; loading also
   // writes every tensor, so buffers of different tensors must not overlap.
@@ -788,8 +872,10 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     const std::string* ver = find_meta(fm, "format_version");
     if (!ver || !readable_format_version(*ver))
       return status(status_code::not_supported,
-                    "checkpoint format version '%.20s', this library reads versions 1 and 2 (it writes %s)",
-                    ver ? ver->c_str() : "missing", format_version);
+                    "checkpoint format version '%.20s', this library reads versions 1, 2 and 3 (it writes 2, and 3 "
+                    "with parameter groups)",
+                    ver ? ver->c_str() : "missing");
+    const bool grouped_file = *ver == grouped_format_version;
     const std::string* form_text = find_meta(fm, "form");
     form f;
     if (form_text && *form_text == "compressed") f = form::compressed;
@@ -812,23 +898,61 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
     const std::string* step_text = find_meta(fm, "step");
     if (!step_text || !parse_decimal(*step_text, static_cast<std::uint64_t>(INT64_MAX), file_step))
       return status(status_code::corrupt_file, "metadata 'step' is missing or not a decimal count");
-    typename C::hyper file_hyper{};
+    // Hyperparameters: "hyper" (versions 1, 2: one group) or "param_groups"
+    // (version 3); a file with both, or the wrong one, is refused.
+    std::vector<typename C::hyper> hypers;
     const std::string* hyper_text = find_meta(fm, "hyper");
-    if (!hyper_text) return status(status_code::corrupt_file, "metadata 'hyper' is missing");
-    FLASHOPTIM_RETURN_IF_ERROR(parse_hyper<C>(*hyper_text, file_hyper));
+    const std::string* groups_text = find_meta(fm, "param_groups");
+    const std::string* tensor_groups_text = find_meta(fm, "tensor_groups");
+    if (!grouped_file) {
+      if (groups_text || tensor_groups_text)
+        return status(status_code::corrupt_file, "metadata 'param_groups'/'tensor_groups' in a version-%s file",
+                      ver->c_str());
+      if (!hyper_text) return status(status_code::corrupt_file, "metadata 'hyper' is missing");
+      hypers.resize(1);
+      FLASHOPTIM_RETURN_IF_ERROR(parse_hyper<C>(*hyper_text, hypers[0]));
+    } else {
+      if (hyper_text)
+        return status(status_code::corrupt_file, "metadata 'hyper' in a version-3 file (it has 'param_groups')");
+      if (!groups_text || !tensor_groups_text)
+        return status(status_code::corrupt_file, "metadata 'param_groups' or 'tensor_groups' is missing");
+      const nlohmann::json list = nlohmann::json::parse(*groups_text, nullptr, false);
+      if (!list.is_array() || list.empty() || list.size() > max_param_groups)
+        return status(status_code::corrupt_file, "metadata 'param_groups' is not a list of 1 to %zu groups",
+                      max_param_groups);
+      hypers.resize(list.size());
+      for (std::size_t g = 0; g < list.size(); ++g)
+        FLASHOPTIM_RETURN_IF_ERROR(parse_hyper_value<C>(list[g], hypers[g], static_cast<long>(g)));
+    }
+    if (!optimizer && hypers.size() != 1)
+      return status(status_code::config_mismatch,
+                    "the checkpoint was saved with %zu parameter groups: use load_optimizer", hypers.size());
     // The run resumes at step file_step + 1: that step must exist and pass the
     // rule's validation of hyperparameters and step arguments, the one every
     // step runs (parse_hyper ran Rule::validate already; this adds the step).
     if (file_step >= static_cast<std::uint64_t>(INT64_MAX))
       return status(status_code::corrupt_file, "metadata 'step' %" PRIu64 " leaves no next step", file_step);
-    {
+    for (std::size_t g = 0; g < hypers.size(); ++g) {
       step_args next;
       next.step = static_cast<std::int64_t>(file_step) + 1;
-      const status v = validate_step_args<C>(file_hyper, next);
-      if (!v.ok()) return status(status_code::corrupt_file, "the file's step or hyperparameters are invalid: %s",
-                                 v.message());
+      const status v = validate_step_args<C>(hypers[g], next);
+      if (!v.ok() && !grouped_file)
+        return status(status_code::corrupt_file, "the file's step or hyperparameters are invalid: %s", v.message());
+      if (!v.ok())
+        return status(status_code::corrupt_file, "the file's step or parameter group %zu are invalid: %s", g,
+                      v.message());
     }
-    if (options.hyper == hyper_policy::require_equal) FLASHOPTIM_RETURN_IF_ERROR(compare_hyper<C>(file_hyper, hyper));
+    // The caller's groups must be the file's where they are compared or kept.
+    if (options.hyper != hyper_policy::restore && current_groups != hypers.size())
+      return status(status_code::config_mismatch, "the file has %zu parameter groups, the optimizer %zu (hyper_policy::%s)",
+                    hypers.size(), current_groups, options.hyper == hyper_policy::keep ? "keep" : "require_equal");
+    if (options.hyper == hyper_policy::require_equal) {
+      for (std::size_t g = 0; g < hypers.size(); ++g) {
+        const status c = compare_hyper<C>(hypers[g], current[g]);
+        if (!c.ok() && !optimizer) return c;
+        if (!c.ok()) return status(c.code(), "parameter group %zu: %s", g, c.message());
+      }
+    }
 
     // Tensor list and seeds.
     const std::string* list_text = find_meta(fm, "tensors");
@@ -853,6 +977,26 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
         return status(status_code::corrupt_file, "metadata 'tensors'/'seeds'/'index_bases' entry %zu is malformed",
                       i);
     }
+    // Per tensor name: its parameter group (0 in a file without groups).
+    std::map<std::string, std::size_t> file_group;
+    {
+      nlohmann::json index = nlohmann::json::array();
+      if (grouped_file) {
+        index = nlohmann::json::parse(*tensor_groups_text, nullptr, false);
+        if (!index.is_array() || index.size() != list.size())
+          return status(status_code::corrupt_file, "metadata 'tensor_groups' is not a list of one index per tensor");
+      }
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        std::size_t g = 0;
+        if (grouped_file) {
+          if (!index[i].is_number_unsigned() || index[i].get<std::uint64_t>() >= hypers.size())
+            return status(status_code::corrupt_file,
+                          "metadata 'tensor_groups' entry %zu is not a group index below %zu", i, hypers.size());
+          g = static_cast<std::size_t>(index[i].get<std::uint64_t>());
+        }
+        file_group[list[i].get<std::string>()] = g;
+      }
+    }
     const std::set<std::string> listed(names, names + count);
     for (std::size_t i = 0; i < count; ++i) {
       if (!file_seeds.count(names[i]))
@@ -862,6 +1006,15 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       if (!listed.count(kv.first))
         return status(status_code::config_mismatch, "the file has tensor '%.80s', which is not in the list",
                       kv.first.c_str());
+    }
+    if (optimizer) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t g = file_group[names[i]];
+        if (g != static_cast<std::size_t>(tensor_group[i]))
+          return status(status_code::config_mismatch,
+                        "tensor '%.80s' is in parameter group %zu in the file, group %d in the optimizer",
+                        names[i].c_str(), g, static_cast<int>(tensor_group[i]));
+      }
     }
     constexpr bool stochastic = any_of_slots<C::num_slots, stochastic_slot<C>::template slot>;
     if (stochastic && options.check_seeds) {
@@ -955,13 +1108,65 @@ status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, type
       }
     }
     step = static_cast<std::int64_t>(file_step);
-    if (options.hyper == hyper_policy::restore) hyper = file_hyper;
+    file_hypers.swap(hypers);  // no allocation: nothing can fail after the buffers were written
     return status();
   } catch (const std::bad_alloc&) {
     return status(status_code::capacity_exceeded, "out of memory while reading a checkpoint");
   } catch (const std::exception& e) {
     return status(status_code::corrupt_file, "unreadable checkpoint: %.160s", e.what());
   }
+}
+
+}  // namespace detail
+
+/// Writes tensors[0, count) under `names` to `path` in the chosen form, with
+/// one hyperparameter set (format version 2). Validates everything first; the
+/// file appears under `path` only complete.
+template <class Config>
+status save_checkpoint(const std::string& path, const typename Config::hyper& hyper, std::int64_t step,
+                       const tensor_ref<Config>* tensors, const std::string* names, std::size_t count,
+                       const save_options& options = {}) {
+  return detail::save_image<Config>(path, &hyper, 1, nullptr, /*grouped=*/false, step, tensors, names, count, options);
+}
+
+/// Writes a whole optimizer: `groups` (>= 1) hyperparameter sets, tensor i
+/// of tensors[0, count) in group tensor_group[i] (in [0, groups)), and the
+/// step count (format version 3: metadata "param_groups", "tensor_groups").
+/// A group may hold no tensor (its hyperparameters are still saved). Every
+/// group's hyperparameters must pass Rule::validate. Otherwise as
+/// save_checkpoint.
+template <class Config>
+status save_optimizer(const std::string& path, const typename Config::hyper* hypers, std::size_t groups,
+                      const std::int32_t* tensor_group, std::int64_t step, const tensor_ref<Config>* tensors,
+                      const std::string* names, std::size_t count, const save_options& options = {}) {
+  return detail::save_image<Config>(path, hypers, groups, tensor_group, /*grouped=*/true, step, tensors, names, count,
+                                    options);
+}
+
+/// Loads a checkpoint image (the bytes of a whole file) into tensors[0, count).
+/// See load_checkpoint.
+template <class Config>
+status load_checkpoint_bytes(const unsigned char* file, std::uint64_t size, typename Config::hyper& hyper,
+                             std::int64_t& step, const tensor_ref<Config>* tensors, const std::string* names,
+                             std::size_t count, const load_options& options = {}) {
+  std::vector<typename Config::hyper> file_hypers;
+  FLASHOPTIM_RETURN_IF_ERROR(detail::load_image<Config>(file, size, false, nullptr, &hyper, 1, file_hypers, step, tensors,
+                                                        names, count, options));
+  if (options.hyper == hyper_policy::restore) hyper = file_hypers[0];
+  return status();
+}
+
+/// Loads an optimizer image (the bytes of a whole file). See load_optimizer.
+template <class Config>
+status load_optimizer_bytes(const unsigned char* file, std::uint64_t size, std::vector<typename Config::hyper>& hypers,
+                            const std::int32_t* tensor_group, std::int64_t& step, const tensor_ref<Config>* tensors,
+                            const std::string* names, std::size_t count, const load_options& options = {}) {
+  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_tensor_group(tensor_group, count));
+  std::vector<typename Config::hyper> file_hypers;
+  FLASHOPTIM_RETURN_IF_ERROR(detail::load_image<Config>(file, size, true, tensor_group, hypers.data(), hypers.size(),
+                                                        file_hypers, step, tensors, names, count, options));
+  if (options.hyper == hyper_policy::restore) hypers.swap(file_hypers);
+  return status();
 }
 
 /// Loads `path` into tensors[0, count), which must be the tensors the file
@@ -976,6 +1181,28 @@ status load_checkpoint(const std::string& path, typename Config::hyper& hyper, s
   std::vector<unsigned char> image;
   FLASHOPTIM_RETURN_IF_ERROR(read_file(path, image, options.max_file_bytes));
   return load_checkpoint_bytes<Config>(image.data(), image.size(), hyper, step, tensors, names, count, options);
+}
+
+/// Loads a whole optimizer into tensors[0, count) (host memory), which must
+/// be the tensors the file was saved from, tensor i in group tensor_group[i]
+/// (the file's tensor->group assignment must be this one: else an error
+/// naming the first tensor that differs). A file of versions 1 and 2 is one
+/// group. `hypers` and the file's groups, per options.hyper: restore
+/// (default) resizes `hypers` to the file's group count and copies every
+/// group's (validated) hyperparameters; require_equal and keep need as many
+/// groups as the file has, require_equal refuses a group whose values
+/// differ (naming the group and field), keep leaves them. On success sets
+/// `step`. On any error writes nothing: tensors, hypers and step untouched.
+template <class Config>
+status load_optimizer(const std::string& path, std::vector<typename Config::hyper>& hypers,
+                      const std::int32_t* tensor_group, std::int64_t& step, const tensor_ref<Config>* tensors,
+                      const std::string* names, std::size_t count, const load_options& options = {}) {
+  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_names(tensors, names, count, nullptr));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::validate_tensor_group(tensor_group, count));
+  std::vector<unsigned char> image;
+  FLASHOPTIM_RETURN_IF_ERROR(read_file(path, image, options.max_file_bytes));
+  return load_optimizer_bytes<Config>(image.data(), image.size(), hypers, tensor_group, step, tensors, names, count,
+                                      options);
 }
 
 }  // namespace flashoptim::io
