@@ -74,6 +74,20 @@ status reconstruct_async(const typename Master::param_type* param, const typenam
   return detail::cuda_status(cudaGetLastError(), "reconstruct launch");
 }
 
+/// aux[0, n) from the 16-bit parameters alone: the correction (or fp32
+/// master) each parameter's value has (zero for the ULP corrections); the
+/// parameters are not written. A fresh optimizer over weights a trainer
+/// already holds in 16 bits (cpu::optimizer does the same on the host).
+template <class Master>
+status resplit_async(const typename Master::param_type* param, typename Master::aux_type* aux, std::int64_t n,
+                     cudaStream_t stream) {
+  if (n < 0) return status(status_code::invalid_argument, "resplit: negative size %lld", static_cast<long long>(n));
+  if (n == 0 || storage_bytes<typename Master::aux_type> == 0) return status();
+  if (param == nullptr || aux == nullptr) return status(status_code::null_pointer, "resplit: param or correction is null");
+  kernel::resplit_kernel<Master><<<detail::elementwise_grid(n), tuning::elementwise_threads, 0, stream>>>(param, aux, n);
+  return detail::cuda_status(cudaGetLastError(), "resplit launch");
+}
+
 /// A fresh tensor from fp32 weights x: param and correction / master from
 /// x (split), every state code and scale zero. The gradient is not touched.
 template <class Config>

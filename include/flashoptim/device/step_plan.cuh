@@ -260,6 +260,8 @@ class step_plan {
   }
 
   bool built() const { return memory_ != nullptr; }
+  /// Device bytes the plan allocated (its table and workspace).
+  std::size_t table_bytes() const { return memory_bytes_; }
   const ref_type& ref() const { return ref_; }
   /// The host copy of the tensors the table was built from.
   const std::vector<tensor_ref<Config>>& tensors() const { return host_; }
@@ -381,6 +383,7 @@ class step_plan {
 
     release();
     memory_ = mem;
+    memory_bytes_ = total;
     device_ = dev;
     host_ = std::move(tensors);
     ref_ = ref_type{};
@@ -407,18 +410,21 @@ class step_plan {
       if (prev != device_) cudaSetDevice(prev);
     }
     memory_ = nullptr;
+    memory_bytes_ = 0;
     host_.clear();
     ref_ = ref_type{};
   }
 
   void swap(step_plan& o) noexcept {
     std::swap(memory_, o.memory_);
+    std::swap(memory_bytes_, o.memory_bytes_);
     std::swap(device_, o.device_);
     std::swap(ref_, o.ref_);
     std::swap(host_, o.host_);
   }
 
   void* memory_ = nullptr;
+  std::size_t memory_bytes_ = 0;
   int device_ = -1;
   ref_type ref_{};
   std::vector<tensor_ref<Config>> host_;

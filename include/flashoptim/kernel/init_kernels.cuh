@@ -59,6 +59,21 @@ __global__ void split_kernel(const float* x, std::int64_t n, typename Master::pa
 }
 
 /// out[i] = Master::decode(param[i], aux[i]), as codec::reconstruct.
+/// The correction (or fp32 master) a parameter's value has: x =
+/// decode(param, zero correction), aux = the correction encode(x) gives.
+/// The parameter itself is not written (its bytes stay the trainer's).
+template <class Master>
+__global__ void resplit_kernel(const typename Master::param_type* param, typename Master::aux_type* aux,
+                               std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    typename Master::aux_type a{};
+    typename Master::param_type p = param[i];
+    Master::encode(Master::decode(p, a), p, a);
+    if constexpr (storage_bytes<typename Master::aux_type> != 0) aux[i] = a;
+  }
+}
+
 template <class Master>
 __global__ void reconstruct_kernel(const typename Master::param_type* param, const typename Master::aux_type* aux,
                                    std::int64_t n, float* out) {
@@ -73,6 +88,12 @@ __global__ void reconstruct_kernel(const typename Master::param_type* param, con
 /// *step += 1 unless *skip is set: the counter update that follows a
 /// captured step (torch's GradScaler does not count skipped steps). A
 /// template only so that the header defines it in every translation unit.
+/// *dst = value (a stream-ordered write of a host value, no staging).
+template <class T>
+__global__ void write_value_kernel(T* dst, T value) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) *dst = value;
+}
+
 template <int Unused = 0>
 __global__ void advance_step_kernel(std::int64_t* step, const std::int32_t* skip) {
   if (threadIdx.x == 0 && blockIdx.x == 0 && (skip == nullptr || *skip == 0)) *step += 1;
