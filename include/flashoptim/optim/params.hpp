@@ -44,9 +44,10 @@ struct param_spec {
   std::int64_t rows = 0, cols = 0;
   /// Optional fp32 weights (same memory space as param): param and
   /// correction are split from them (Config::master::encode). Null: the
-  /// correction is initialized from the existing param
-  /// (x = decode(param, zero correction); the correction of encode(x)),
-  /// and the param is left as it is.
+  /// correction is initialized from the existing param: the correction of
+  /// encode(x) for x = the param's value (format::to_float; not
+  /// decode(param, zero correction), which is 0 for an fp32 master), and
+  /// the param is left as it is.
   const float* init_fp32 = nullptr;
 };
 
