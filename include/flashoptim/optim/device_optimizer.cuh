@@ -47,6 +47,7 @@
 #include "flashoptim/device/state_init.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
+#include "flashoptim/optim/lr_check.hpp"
 #include "flashoptim/optim/params.hpp"
 
 namespace flashoptim::device {
@@ -191,6 +192,7 @@ class optimizer {
     if (!v.ok()) return status(v.code(), "set_hyper: group %zu: %s", g, v.message());
     FLASHOPTIM_RETURN_IF_ERROR(write_lr(g, h.lr, stream));
     flat_.hypers[g] = h;
+    check_lr();
     return status();
   }
 
@@ -212,6 +214,121 @@ class optimizer {
     plans_ = std::move(plans);
     release_plans_ = std::move(rplans);
     if (pass_.built()) pass_ = std::move(pass);
+    return status();
+  }
+
+  /// The tensors the current lrs cannot move (optim/lr_check.hpp), from
+  /// each tensor's largest |value| measured at init (or at the last
+  /// refresh_lr_check) and every group's hyperparameters. Empty with
+  /// lr_check_mode::off. In report mode a one-line warning goes to stderr
+  /// the first time it is not empty; in strict mode step_async and
+  /// begin_step refuse while it is not empty.
+  const optim::lr_report& lr_report() const { return lr_report_; }
+  /// Measures every tensor's largest |value| again (set-up: copies the
+  /// parameters to the host) and redoes the check.
+  status refresh_lr_check(cudaStream_t stream = nullptr) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("refresh_lr_check"));
+    FLASHOPTIM_RETURN_IF_ERROR(measure_params(stream));
+    check_lr();
+    return status();
+  }
+
+  /// Every tensor's bytes on the host: parameters, and the arena
+  /// (corrections and states) with tensor views over them; what a
+  /// checkpoint writes (optim/device_optimizer_io.cuh) and reads.
+  struct host_copy {
+    std::vector<unsigned char> params;
+    std::vector<unsigned char> arena;
+    std::vector<tensor_type> tensors;  ///< views into the two vectors above (seeds and index bases the device's)
+    std::int64_t step_count = 0;
+  };
+  /// Copies everything to `out` after the work queued on `stream` (synchronous).
+  status copy_to_host(host_copy& out, cudaStream_t stream = nullptr) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("copy_to_host"));
+    host_copy h;
+    FLASHOPTIM_RETURN_IF_ERROR(step_count(h.step_count, stream));
+    h.arena.resize(arena_blocks_ * sizeof(block));
+    if (!h.arena.empty())
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaMemcpy(h.arena.data(), arena_base_, h.arena.size(), cudaMemcpyDeviceToHost), "copy_to_host: arena"));
+    std::vector<std::size_t> at(tensors_.size());
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      at[i] = total;
+      total += (static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::param_type) + 255) / 256 * 256;
+    }
+    h.params.resize(total);
+    h.tensors.resize(tensors_.size());
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      const tensor_type& d = tensors_[i];
+      tensor_type t;
+      if (!h.arena.empty()) arena_.carve(h.arena.data(), i, t);
+      t.size = d.size;
+      t.seed = d.seed;
+      t.index_base = d.index_base;
+      t.param = d.size > 0 ? reinterpret_cast<typename Config::param_type*>(h.params.data() + at[i]) : nullptr;
+      t.grad = nullptr;
+      if (d.size == 0) t.aux = nullptr;
+      if (d.size > 0)
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(t.param, d.param, static_cast<std::size_t>(d.size) * sizeof(typename Config::param_type),
+                       cudaMemcpyDeviceToHost),
+            "copy_to_host: params"));
+      h.tensors[i] = t;
+    }
+    out = std::move(h);
+    return status();
+  }
+  /// Writes a host copy (made by copy_to_host of this optimizer, then
+  /// changed, e.g. by a checkpoint load) back: parameters, arena, the step
+  /// count; hypers[g] for every group when given. Synchronous.
+  status copy_from_host(const host_copy& in, const hyper_type* hypers = nullptr, cudaStream_t stream = nullptr) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("copy_from_host"));
+    if (releasing_) return status(status_code::invalid_argument, "copy_from_host: a release step is in progress");
+    if (in.tensors.size() != tensors_.size() || in.arena.size() != arena_blocks_ * sizeof(block))
+      return status(status_code::size_mismatch, "copy_from_host: the copy is not of this optimizer");
+    if (in.step_count < 0 || in.step_count == INT64_MAX)
+      return status(status_code::invalid_argument, "copy_from_host: step count %" PRId64 " is out of range",
+                    in.step_count);
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      if (in.tensors[i].size != tensors_[i].size)
+        return status(status_code::size_mismatch, "copy_from_host: tensor %zu has %" PRId64 " elements, not %" PRId64, i,
+                      in.tensors[i].size, tensors_[i].size);
+    if (hypers != nullptr)
+      for (std::size_t g = 0; g < group_count(); ++g) {
+        const status v = Config::rule::validate(hypers[g]);
+        if (!v.ok()) return status(v.code(), "copy_from_host: group %zu: %s", g, v.message());
+      }
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "copy_from_host: synchronize"));
+    if (!in.arena.empty())
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaMemcpy(arena_base_, in.arena.data(), in.arena.size(), cudaMemcpyHostToDevice), "copy_from_host: arena"));
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i].size > 0)
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(tensors_[i].param, in.tensors[i].param,
+                       static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::param_type),
+                       cudaMemcpyHostToDevice),
+            "copy_from_host: params"));
+    optimizer_control c;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaMemcpy(&c, control_, sizeof(c), cudaMemcpyDeviceToHost),
+                                                   "copy_from_host: control"));
+    c.next_step = in.step_count + 1;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaMemcpy(control_, &c, sizeof(c), cudaMemcpyHostToDevice),
+                                                   "copy_from_host: control"));
+    if (hypers != nullptr) {
+      std::vector<double> lrs(group_count());
+      for (std::size_t g = 0; g < group_count(); ++g) {
+        flat_.hypers[g] = hypers[g];
+        lrs[g] = hypers[g].lr;
+      }
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaMemcpy(lrs_, lrs.data(), lrs.size() * sizeof(double), cudaMemcpyHostToDevice), "copy_from_host: lr"));
+    }
+    if (options_.lr_check != optim::lr_check_mode::off) {
+      FLASHOPTIM_RETURN_IF_ERROR(measure_params(stream));
+      check_lr();
+    }
     return status();
   }
 
@@ -250,6 +367,7 @@ class optimizer {
     if (releasing_)
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
     const std::int32_t* skip = nullptr;
     const double* multiplier = nullptr;
     if (pass_.built()) {
@@ -294,6 +412,7 @@ class optimizer {
     if (release_plans_.empty())
       return status(status_code::invalid_argument, "begin_step: call enable_release() first (it builds the tables)");
     if (releasing_) return status(status_code::invalid_argument, "begin_step: a release step is already in progress");
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("begin_step"));
     if (pass_.built())
       return status(status_code::invalid_argument,
                     "begin_step: gradient release cannot run the gradient pass (global clip, skip on overflow and "
@@ -359,6 +478,9 @@ class optimizer {
     swap(release_multiplier_, o.release_multiplier_);
     swap(stepped_, o.stepped_);
     swap(initialized_, o.initialized_);
+    swap(max_abs_, o.max_abs_);
+    swap(lr_report_, o.lr_report_);
+    swap(warned_, o.warned_);
   }
 
  private:
@@ -455,6 +577,55 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
         cudaMemcpy(lrs_, lrs.data(), lrs.size() * sizeof(double), cudaMemcpyHostToDevice), "optimizer: uploading lr"));
     initialized_ = true;
+    if (options_.lr_check != optim::lr_check_mode::off) {
+      FLASHOPTIM_RETURN_IF_ERROR(measure_params(stream));
+      check_lr();
+    }
+    return status();
+  }
+
+  /// Each tensor's largest |decoded value| (param and correction copied to
+  /// the host, one tensor at a time).
+  status measure_params(cudaStream_t stream) {
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "lr check: synchronize"));
+    std::vector<double> m(tensors_.size(), 0.0);
+    std::vector<typename Config::param_type> p;
+    std::vector<typename Config::aux_type> a;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      const tensor_type& t = tensors_[i];
+      if (t.size == 0) continue;
+      p.resize(static_cast<std::size_t>(t.size));
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+          cudaMemcpy(p.data(), t.param, p.size() * sizeof(p[0]), cudaMemcpyDeviceToHost), "lr check: params"));
+      if constexpr (Config::has_aux) {
+        a.resize(static_cast<std::size_t>(t.size));
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(a.data(), t.aux, a.size() * sizeof(a[0]), cudaMemcpyDeviceToHost), "lr check: corrections"));
+      }
+      m[i] = optim::max_abs_param<Config>(p.data(), Config::has_aux ? a.data() : nullptr, t.size);
+    }
+    max_abs_ = std::move(m);
+    return status();
+  }
+
+  /// Redoes the lr report from the cached magnitudes; warns once.
+  void check_lr() {
+    optim::lr_report r;
+    if (options_.lr_check != optim::lr_check_mode::off)
+      for (std::size_t i = 0; i < tensors_.size() && i < max_abs_.size(); ++i)
+        optim::lr_report_add<Config>(r, i, flat_.group[i], names_[i], tensors_[i].size,
+                                     flat_.hypers[static_cast<std::size_t>(flat_.group[i])], max_abs_[i]);
+    lr_report_ = std::move(r);
+    if (options_.lr_check == optim::lr_check_mode::report && !lr_report_.empty() && !warned_) {
+      std::fprintf(stderr, "%s\n", lr_report_.summary().c_str());
+      warned_ = true;
+    }
+  }
+
+  status check_strict(const char* who) const {
+    if (options_.lr_check == optim::lr_check_mode::strict && !lr_report_.empty())
+      return status(status_code::hyperparameter_out_of_range, "%s refused (lr_check_mode::strict): %s", who,
+                    lr_report_.summary().c_str());
     return status();
   }
 
@@ -557,6 +728,9 @@ class optimizer {
   double release_multiplier_ = 1.0;
   std::vector<unsigned char> stepped_;
   bool initialized_ = false;
+  std::vector<double> max_abs_;  ///< each tensor's largest |value| for the lr check
+  optim::lr_report lr_report_;
+  bool warned_ = false;
 };
 
 }  // namespace flashoptim::device
