@@ -14,7 +14,10 @@ The reference side is written as a safetensors file too, flattened:
     model.<name>           the model's parameter (16-bit, or fp32 weights)
     state.<i>.<key>        optimizer.state_dict()["state"][i][key]
     state.<i>.step         Adam's int64 step counter
-with metadata "param_groups" and "param_names" (JSON). `to_torch()` turns
+with metadata "param_groups" (torch's list of group dicts: each group's
+hyperparameters and the indices of its parameters) and "param_names" (JSON).
+A checkpoint of format version 3 (io::save_optimizer) has one such group per
+parameter group it records; versions 1 and 2 have one. `to_torch()` turns
 such a file into (model_state_dict, optimizer_state_dict) when torch is
 installed, applying the dtype views the reference expects; nothing else here
 needs torch or numpy.
@@ -232,8 +235,8 @@ def read_checkpoint(path):
     meta, tensors = read_safetensors(path)
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: not a flashoptim checkpoint")
-    if meta.get("format_version") not in ("1", "2"):
-        raise ValueError(f"{path}: format version {meta.get('format_version')!r}, this script reads '1' and '2'")
+    if meta.get("format_version") not in ("1", "2", "3"):
+        raise ValueError(f"{path}: format version {meta.get('format_version')!r}, this script reads '1', '2' and '3'")
     _, entries = plan(tensors)
     stored = meta.get("header_crc32", "")
     if f"{header_checksum(meta, entries):08x}" != stored:
@@ -241,7 +244,31 @@ def read_checkpoint(path):
     for name, t in tensors.items():
         if f"{zlib.crc32(t.data) & 0xFFFFFFFF:08x}" != meta.get("crc32/" + name):
             raise ValueError(f"{path}: tensor {name!r}: checksum does not match")
+    checkpoint_groups(meta, path)
     return meta, tensors
+
+
+def checkpoint_groups(meta, path="checkpoint"):
+    """(hyperparameter dicts, group index of each tensor) of a checkpoint's
+    metadata: version 3 records them as "param_groups" and "tensor_groups"
+    (in "tensors" order); versions 1 and 2 have one group, "hyper"."""
+    names = json.loads(meta.get("tensors", "[]"))
+    if meta.get("format_version") != "3":
+        if "param_groups" in meta or "tensor_groups" in meta:
+            raise ValueError(f"{path}: parameter groups in a version-{meta.get('format_version')} file")
+        return [json.loads(meta["hyper"])], [0] * len(names)
+    if "hyper" in meta:
+        raise ValueError(f"{path}: 'hyper' in a version-3 file (it has 'param_groups')")
+    if "param_groups" not in meta or "tensor_groups" not in meta:
+        raise ValueError(f"{path}: a version-3 file needs 'param_groups' and 'tensor_groups'")
+    groups = json.loads(meta["param_groups"])
+    index = json.loads(meta["tensor_groups"])
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, dict) for g in groups):
+        raise ValueError(f"{path}: 'param_groups' is not a non-empty list of hyperparameter objects")
+    if not isinstance(index, list) or len(index) != len(names) or not all(
+            isinstance(g, int) and not isinstance(g, bool) and 0 <= g < len(groups) for g in index):
+        raise ValueError(f"{path}: 'tensor_groups' is not one group index below {len(groups)} per tensor")
+    return groups, index
 
 
 def write_checkpoint(path, meta, tensors):
@@ -271,7 +298,8 @@ def to_reference(src, dst):
     if rule not in STATE_KEYS:
         raise ValueError(f"{src}: rule {rule!r} has no counterpart in the reference format (it keeps no "
                          "max_exp_avg_sq: AMSGrad checkpoints stay in the flashoptim format)")
-    if json.loads(meta.get("hyper", "{}")).get("maximize"):
+    hypers, tensor_groups = checkpoint_groups(meta, src)
+    if any(h.get("maximize") for h in hypers):
         raise ValueError(f"{src}: maximize has no counterpart in the reference format")
     names = json.loads(meta["tensors"])
     slots = [meta[f"state{i}.key"] for i in (0, 1) if meta[f"state{i}.key"]]
@@ -282,12 +310,15 @@ def to_reference(src, dst):
                 raise ValueError(f"state{i} codec {codec} is not the reference layout; "
                                  "save the fp32 (or state16) form and convert that")
     bytewidth = None if form == "fp32" else _master_bytewidth(meta)
-    hyper = json.loads(meta["hyper"])
-    group = {k: v for k, v in hyper.items() if k not in ("beta1", "beta2")}
-    if "beta1" in hyper:
-        group["betas"] = [hyper["beta1"], hyper["beta2"]]
-    group.update({"master_bytewidth": bytewidth, "quantize": form == "compressed" and any(
-        meta[f"state{i}"] in REFERENCE_CODECS for i in (0, 1)), "params": list(range(len(names)))})
+    quantize = form == "compressed" and any(meta[f"state{i}"] in REFERENCE_CODECS for i in (0, 1))
+    param_groups = []
+    for g, hyper in enumerate(hypers):
+        group = {k: v for k, v in hyper.items() if k not in ("beta1", "beta2")}
+        if "beta1" in hyper:
+            group["betas"] = [hyper["beta1"], hyper["beta2"]]
+        group.update({"master_bytewidth": bytewidth, "quantize": quantize,
+                      "params": [i for i in range(len(names)) if tensor_groups[i] == g]})
+        param_groups.append(group)
 
     out = {}
     for i, name in enumerate(names):
@@ -300,7 +331,7 @@ def to_reference(src, dst):
     if tensors:
         raise ValueError(f"tensors not in the tensor list: {sorted(tensors)}")
     carried = {k: v for k, v in meta.items() if not k.startswith("crc32/") and k != "header_crc32"}
-    ref_meta = {"format": REFERENCE_FORMAT, "param_groups": json.dumps([group]), "param_names": json.dumps(names),
+    ref_meta = {"format": REFERENCE_FORMAT, "param_groups": json.dumps(param_groups), "param_names": json.dumps(names),
                 "state_keys": json.dumps(slots), "flashoptim": json.dumps(carried, sort_keys=True)}
     write_atomic(dst, serialize(ref_meta, out))
 
@@ -344,24 +375,41 @@ def from_reference(src, dst, rule=None, step=None):
     # A state dict the reference wrote: derive the configuration.
     if rule not in HYPER_FIELDS:
         raise ValueError("pass --rule (sgd, sgdw, adam, adamw, lion): the state dict does not record it")
-    if any({k: v for k, v in g.items() if k != "params"} != {k: v for k, v in groups[0].items() if k != "params"}
-           for g in groups):
-        raise ValueError("parameter groups differ in hyperparameters; a checkpoint has one set")
-    g = groups[0]
-    hyper = {}
-    for field in HYPER_FIELDS[rule]:
-        if field in ("beta1", "beta2"):
-            hyper[field] = float(g["betas"][0 if field == "beta1" else 1])
-        elif field in ("nesterov", "decouple_lr"):
-            hyper[field] = bool(g.get(field, False))
-        elif field == "initial_lr":
-            hyper[field] = float(g.get("initial_lr", 0.0)) if g.get("decouple_lr") else 0.0
-        else:
-            hyper[field] = float(g[field])
+    if not isinstance(groups, list) or not groups:
+        raise ValueError("param_groups is not a non-empty list")
+
+    def hyper_of(g):
+        hyper = {}
+        for field in HYPER_FIELDS[rule]:
+            if field in ("beta1", "beta2"):
+                hyper[field] = float(g["betas"][0 if field == "beta1" else 1])
+            elif field in ("nesterov", "decouple_lr"):
+                hyper[field] = bool(g.get(field, False))
+            elif field == "initial_lr":
+                hyper[field] = float(g.get("initial_lr", 0.0)) if g.get("decouple_lr") else 0.0
+            else:
+                hyper[field] = float(g[field])
+        return hyper
+    hypers = [hyper_of(g) for g in groups]
+    # Groups that differ in hyperparameters: a version-3 checkpoint (one
+    # parameter group each); groups that agree: one set, version 2, as before.
+    grouped = any(h != hypers[0] for h in hypers)
+    tensor_groups = [None] * len(names)
+    if grouped:
+        for gi, g in enumerate(groups):
+            for i in g.get("params", []):
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(names):
+                    raise ValueError(f"param_groups[{gi}]: parameter index {i!r} is not one of {len(names)}")
+                if tensor_groups[i] is not None:
+                    raise ValueError(f"parameter {i} is in param_groups {tensor_groups[i]} and {gi}")
+                tensor_groups[i] = gi
+        if None in tensor_groups:
+            raise ValueError(f"parameter {tensor_groups.index(None)} is in no parameter group")
+    hyper = hypers[0]
     first = names[0] if names else None
     param_dtype = out[first].dtype if first else "F32"
     inverse = {v: k for k, v in LIBRARY_DTYPE.items()}
-    keys = STATE_KEYS[rule] if (rule not in ("sgd", "sgdw") or hyper["momentum"] != 0.0) else []
+    keys = STATE_KEYS[rule] if (rule not in ("sgd", "sgdw") or any(h["momentum"] != 0.0 for h in hypers)) else []
     errors = out.get(f"{first}::error_bits") if first else None
     fp32_form = param_dtype == "F32" and errors is None
     fo = {"format": FORMAT, "format_version": "2", "library_version": "0.2.0", "rule": rule,
@@ -392,6 +440,11 @@ def from_reference(src, dst, rule=None, step=None):
         fo[f"state{i}"], fo[f"state{i}.key"], fo[f"state{i}.scale"] = codec, key, scale
         fo[f"state{i}.group_size"] = str(size)
     fo["group_size"] = str(group_size)
+    if grouped:
+        del fo["hyper"]
+        fo["format_version"] = "3"
+        fo["param_groups"] = json.dumps(hypers, sort_keys=True, separators=(",", ":"))
+        fo["tensor_groups"] = json.dumps(tensor_groups, separators=(",", ":"))
     write_checkpoint(dst, fo, out)
 
 

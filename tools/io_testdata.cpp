@@ -7,6 +7,8 @@
 //                                               configuration; exit 0 when
 //                                               buffers, step and hyperparameters
 //                                               are bit-identical
+// Kind grp_ref_adamw is ref_adamw saved as an optimizer of two parameter
+// groups (io::save_optimizer, format version 3), loaded with load_optimizer.
 // so a file that Python rewrote is proven loadable, and equal, in C++.
 #include <cstdio>
 #include <cstring>
@@ -28,6 +30,9 @@ using plain_lion = step_config<rule::lion, codec::ulp_correction<bf16, std::int1
 
 const std::vector<std::int64_t> sizes = {33, 100, 1};
 const std::vector<std::string> names = {"embed.weight", "layers.0.mlp.weight", "norm.bias"};
+/// The grouped files: weight decay for the matrix (group 1), none for the
+/// embedding and the bias (group 0), so a group's parameters are not contiguous.
+const std::vector<std::int32_t> tensor_group = {0, 1, 0};
 
 template <class C>
 struct buffers {
@@ -72,9 +77,17 @@ typename C::hyper hyper_for() {
   return h;
 }
 
-/// Three deterministic steps from deterministic weights.
 template <class C>
-bool make(buffers<C>& b) {
+std::vector<typename C::hyper> group_hypers() {
+  std::vector<typename C::hyper> h = {hyper_for<C>(), hyper_for<C>()};
+  h[0].weight_decay = 0.0;
+  return h;
+}
+
+/// Three deterministic steps from deterministic weights; grouped: each
+/// tensor under its group's hyperparameters.
+template <class C>
+bool make(buffers<C>& b, bool grouped = false) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     std::vector<float> x(static_cast<std::size_t>(sizes[i]));
     for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.02f * static_cast<float>(k % 17) - 0.15f;
@@ -90,9 +103,44 @@ bool make(buffers<C>& b) {
             1.0f);
     step_args a;
     a.step = s;
-    if (!cpu::step_serial<C>(hyper_for<C>(), a, b.refs.data(), b.refs.size()).ok()) return false;
+    if (!grouped) {
+      if (!cpu::step_serial<C>(hyper_for<C>(), a, b.refs.data(), b.refs.size()).ok()) return false;
+      continue;
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      if (!cpu::step_serial<C>(group_hypers<C>()[tensor_group[i]], a, &b.refs[i], 1).ok()) return false;
   }
   return true;
+}
+
+template <class C>
+bool save_grouped(const std::string& path) {
+  buffers<C> b;
+  if (!make(b, /*grouped=*/true)) return false;
+  const auto h = group_hypers<C>();
+  const status s = io::save_optimizer<C>(path, h.data(), h.size(), tensor_group.data(), 3, b.refs.data(), names.data(),
+                                         b.refs.size());
+  if (!s.ok()) std::fprintf(stderr, "%s: %s\n", path.c_str(), s.message());
+  return s.ok();
+}
+
+template <class C>
+int verify_grouped(const std::string& file, const std::string& original) {
+  buffers<C> a, b;
+  std::vector<typename C::hyper> ha, hb;
+  std::int64_t sa = -1, sb = -2;
+  const status s1 = io::load_optimizer<C>(file, ha, tensor_group.data(), sa, a.refs.data(), names.data(), a.refs.size());
+  const status s2 =
+      io::load_optimizer<C>(original, hb, tensor_group.data(), sb, b.refs.data(), names.data(), b.refs.size());
+  if (!s1.ok() || !s2.ok()) {
+    std::fprintf(stderr, "verify: %s / %s\n", s1.message(), s2.message());
+    return 1;
+  }
+  bool same = a == b && sa == sb && ha.size() == hb.size() && ha.size() == 2;
+  for (std::size_t g = 0; same && g < ha.size(); ++g) same = io::detail::compare_hyper<C>(ha[g], hb[g]).ok();
+  std::printf("verify %s: %s (step %lld, %zu groups)\n", file.c_str(), same ? "bit-identical" : "DIFFERENT",
+              (long long)sa, ha.size());
+  return same ? 0 : 1;
 }
 
 template <class C>
@@ -135,6 +183,7 @@ int main(int argc, char** argv) {
     ok = save<def_adamw>(dir + "/def_adamw.safetensors", io::form::compressed) && ok;
     ok = save<def_adamw>(dir + "/def_adamw_fp32.safetensors", io::form::fp32) && ok;
     ok = save<def_adamw>(dir + "/def_adamw_state16.safetensors", io::form::state16) && ok;
+    ok = save_grouped<ref_adamw>(dir + "/grp_adamw.safetensors") && ok;
     return ok ? 0 : 1;
   }
   if (mode == "verify" && argc == 5) {
@@ -143,6 +192,7 @@ int main(int argc, char** argv) {
     if (kind == "def_adamw") return verify<def_adamw>(argv[3], argv[4]);
     if (kind == "ref_sgd") return verify<ref_sgd>(argv[3], argv[4]);
     if (kind == "plain_lion") return verify<plain_lion>(argv[3], argv[4]);
+    if (kind == "grp_ref_adamw") return verify_grouped<ref_adamw>(argv[3], argv[4]);
     std::fprintf(stderr, "unknown kind %s\n", kind.c_str());
     return 2;
   }

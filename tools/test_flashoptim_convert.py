@@ -122,6 +122,9 @@ class ConvertTest(unittest.TestCase):
         # version 1 files (library 0.1) still read; unknown versions refused
         fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(format_version="1")))
         with self.assertRaisesRegex(ValueError, "format version"):
+            fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(format_version="4")))
+        # version 3 is read (test_parameter_groups); a version-2 file relabelled 3 has no groups
+        with self.assertRaisesRegex(ValueError, "version-3"):
             fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(format_version="3")))
         # AMSGrad's max_exp_avg_sq and maximize have no place in the paper's state dict
         amsgrad = self.forged("ref_adamw.safetensors", lambda m: m.update(rule="adamw_amsgrad"))
@@ -135,6 +138,79 @@ class ConvertTest(unittest.TestCase):
             m["hyper"] = json.dumps(h, sort_keys=True, separators=(",", ":"))
         with self.assertRaisesRegex(ValueError, "maximize"):
             fc.to_reference(self.forged("ref_adamw.safetensors", maximize), self.path("refused_maximize"))
+
+    def test_parameter_groups(self):
+        """A version-3 file (io::save_optimizer, two groups) converts to torch-style
+        param_groups and back, byte for byte, and from a reference file alone."""
+        src = self.path("grp_adamw.safetensors")
+        meta, _ = fc.read_checkpoint(src)
+        self.assertEqual(meta["format_version"], "3")
+        self.assertNotIn("hyper", meta)
+        self.assertEqual(json.loads(meta["tensor_groups"]), [0, 1, 0])
+        ref = self.round_trip("grp_adamw.safetensors", "grp_ref_adamw", "adamw")
+        rmeta, _ = fc.read_safetensors(ref)
+        groups = json.loads(rmeta["param_groups"])
+        self.assertEqual([g["params"] for g in groups], [[0, 2], [1]])
+        self.assertEqual([g["weight_decay"] for g in groups], [0.0, 0.1])
+        for g in groups:
+            self.assertEqual(g["betas"], [0.9, 0.999])
+            self.assertEqual(g["lr"], 0.01)
+            self.assertEqual(g["master_bytewidth"], 3)
+            self.assertTrue(g["quantize"])
+        # Derived from the reference file alone: the groups come back (round_trip
+        # proved it loads in C++ through load_optimizer and equals the original).
+        dmeta, _ = fc.read_checkpoint(src + ".derived")
+        self.assertEqual(dmeta["format_version"], "3")
+        self.assertEqual(json.loads(dmeta["tensor_groups"]), [0, 1, 0])
+        self.assertEqual([h["weight_decay"] for h in json.loads(dmeta["param_groups"])], [0.0, 0.1])
+
+        stripped = self.strip_carried(ref)
+        smeta, stensors = fc.read_safetensors(stripped)
+
+        def with_params(params, leaf):
+            g = json.loads(smeta["param_groups"])
+            for group, p in zip(g, params):
+                group["params"] = p
+            path = self.path(leaf)
+            fc.write_atomic(path, fc.serialize(dict(smeta, param_groups=json.dumps(g)), stensors))
+            return path
+        with self.assertRaisesRegex(ValueError, "param_groups 0 and 1"):
+            fc.from_reference(with_params([[0, 2], [1, 2]], "twice.ref"), self.path("refused_groups"), rule="adamw")
+        with self.assertRaisesRegex(ValueError, "no parameter group"):
+            fc.from_reference(with_params([[0], [1]], "none.ref"), self.path("refused_groups"), rule="adamw")
+        with self.assertRaisesRegex(ValueError, "parameter index"):
+            fc.from_reference(with_params([[0, 3], [1]], "range.ref"), self.path("refused_groups"), rule="adamw")
+        self.assertFalse(os.path.exists(self.path("refused_groups")))
+
+        # Malformed groups metadata is refused by the reader.
+        for edit in ({"tensor_groups": "[0,1,2]"}, {"tensor_groups": "[0,1]"}, {"tensor_groups": "[0,true,0]"},
+                     {"param_groups": "[]"}, {"hyper": "{}"}):
+            with self.assertRaises(ValueError, msg=str(edit)):
+                fc.read_checkpoint(self.forged("grp_adamw.safetensors", lambda m: m.update(edit)))
+        with self.assertRaisesRegex(ValueError, "parameter groups in a version-2 file"):
+            fc.read_checkpoint(self.forged("ref_adamw.safetensors", lambda m: m.update(tensor_groups="[0,0,0]")))
+
+        def maximize_one(m):
+            g = json.loads(m["param_groups"])
+            g[1]["maximize"] = True
+            m["param_groups"] = json.dumps(g)
+        with self.assertRaisesRegex(ValueError, "maximize"):
+            fc.to_reference(self.forged("grp_adamw.safetensors", maximize_one), self.path("refused_maximize"))
+
+    def test_reference_groups_that_agree_give_one_hyperparameter_set(self):
+        """Several reference groups with equal hyperparameters: a version-2 file, as before."""
+        ref = self.path("ref_adamw.safetensors.groups")
+        fc.to_reference(self.path("ref_adamw.safetensors"), ref)
+        meta, tensors = fc.read_safetensors(self.strip_carried(ref))
+        g = json.loads(meta["param_groups"])[0]
+        meta["param_groups"] = json.dumps([dict(g, params=[0, 2]), dict(g, params=[1])])
+        split = self.path("split.ref")
+        fc.write_atomic(split, fc.serialize(meta, tensors))
+        fc.from_reference(split, self.path("split.back"), rule="adamw")
+        back, _ = fc.read_checkpoint(self.path("split.back"))
+        self.assertEqual(back["format_version"], "2")
+        self.assertNotIn("param_groups", back)
+        self.verify_in_cpp("ref_adamw", self.path("split.back"), self.path("ref_adamw.safetensors"))
 
     def test_corruption_is_detected(self):
         src = self.path("ref_adamw.safetensors")
