@@ -22,6 +22,7 @@
 #include "common/gpu_check.hpp"
 #include "flashoptim/optim/cpu_optimizer.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
+#include "flashoptim/optim/optimizer_set.cuh"
 
 using namespace flashoptim;
 namespace tc = testconfigs;
@@ -345,4 +346,62 @@ TEST_CASE("device optimizer: memory report and refused inputs") {
   CHECK_FALSE(dev.set_lr(0, -1.0).ok());
   CHECK_FALSE(dev.set_lr(5, 1e-3).ok());
   CHECK(dev.hyper(0).lr == h[0].lr);
+}
+
+// Two configurations (bf16 + int8 correction for matrices, fp32 for norms)
+// with one shared gradient pass: the set's step == a CPU pass over every
+// gradient of both and each CPU optimizer stepped with its multiplier.
+TEST_CASE("optimizer_set: two configurations, one gradient pass") {
+  using A = tc::adamw_default;
+  using B = tc::adamw_fp32_native;
+  model<A> ma({4096, 278011, 1025}, 61);
+  model<B> mb({2048, 33, 64}, 62);
+  const auto ha = decay_no_decay<A>(2);
+  auto hb = decay_no_decay<B>(1);
+  hb[0].weight_decay = 0.0;
+  device::optimizer<A> da;
+  device::optimizer<B> db;
+  cpu::optimizer<A> ca;
+  cpu::optimizer<B> cb;
+  optim::optimizer_options o;
+  o.lr_check = optim::lr_check_mode::off;
+  STATUS_OK(da.init(ma.groups(ha, {0, 0, 1}, true), o));
+  STATUS_OK(db.init(mb.groups(hb, {0, 0, 0}, true), o));
+  STATUS_OK(ca.init(ma.groups(ha, {0, 0, 1}, false), o));
+  STATUS_OK(cb.init(mb.groups(hb, {0, 0, 0}, false), o));
+  device::optimizer_set<device::optimizer<A>, device::optimizer<B>> set(da, db);
+  grad_pass_config cfg;
+  cfg.max_norm = 0.25;
+  cfg.scaler.init_scale = 256.0;
+  cfg.scaler.growth_interval = 2;
+  STATUS_OK(set.set_grad_pass(cfg));
+  grad_control ctl = rule::initial_control(cfg);
+  testdata::generator ga(63), gb(64);
+  for (int s = 1; s <= 5; ++s) {
+    ma.new_grads(ga, s == 3);
+    mb.new_grads(gb);
+    STATUS_OK(set.step_async(nullptr));
+    // CPU: one pass over both gradient lists, then each optimizer.
+    std::vector<grad_tensor> grads;
+    for (const auto& t : ca.tensors()) grads.push_back(grad_tensor{t.grad, dtype::bf16, t.size});
+    for (const auto& t : cb.tensors()) grads.push_back(grad_tensor{t.grad, dtype::f32, t.size});
+    STATUS_OK(cpu::grad_pass(grad_list{grads.data(), static_cast<std::int64_t>(grads.size())}, cfg, &ctl));
+    if (!ctl.skip) {
+      STATUS_OK(ca.begin_step(ctl.multiplier));
+      for (std::size_t i = 0; i < ca.tensor_count(); ++i) STATUS_OK(ca.step_tensor(i));
+      STATUS_OK(ca.end_step());
+      STATUS_OK(cb.begin_step(ctl.multiplier));
+      for (std::size_t i = 0; i < cb.tensor_count(); ++i) STATUS_OK(cb.step_tensor(i));
+      STATUS_OK(cb.end_step());
+    }
+    require_same<A>(da, ca, "bf16 member");
+    require_same<B>(db, cb, "fp32 member");
+    grad_control dc;
+    STATUS_OK(set.read_control(dc));
+    CHECK(std::memcmp(&dc, &ctl, sizeof(ctl)) == 0);
+  }
+  std::int64_t n = 0;
+  STATUS_OK(da.step_count(n));
+  CHECK(n == ca.step_count());
+  CHECK(n == 4);  // step 3 overflowed and was skipped
 }

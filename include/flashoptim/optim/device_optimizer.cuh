@@ -368,26 +368,22 @@ class optimizer {
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
     FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
-    const std::int32_t* skip = nullptr;
-    const double* multiplier = nullptr;
-    if (pass_.built()) {
-      FLASHOPTIM_RETURN_IF_ERROR(pass_.run_async(stream));
-      skip = &control_->control.skip;
-      multiplier = &control_->control.multiplier;
-    }
-    step_args a;
-    for (std::size_t c = 0; c < plans_.size(); ++c) {
-      const std::size_t first = c * tuning::max_step_groups;
-      const int groups = static_cast<int>(std::min<std::size_t>(tuning::max_step_groups, group_count() - first));
-      device_inputs in;
-      in.lr = lrs_ + first;
-      in.step = &control_->next_step;
-      in.inv_grad_scale = multiplier;
-      in.skip = skip;
-      in.error = &control_->error;
-      FLASHOPTIM_RETURN_IF_ERROR(plans_[c].step_async(flat_.hypers.data() + first, groups, a, in, stream));
-    }
-    return advance_step_async(&control_->next_step, skip, stream);
+    if (!pass_.built()) return launch_steps(nullptr, nullptr, stream);
+    FLASHOPTIM_RETURN_IF_ERROR(pass_.run_async(stream));
+    return launch_steps(&control_->control.multiplier, &control_->control.skip, stream);
+  }
+  /// One step whose multiplier and skip flag come from a gradient pass run
+  /// by someone else over more tensors than this optimizer's (device
+  /// memory; optimizer_set runs one pass for optimizers of several
+  /// configurations). This optimizer's own pass, if set, is not run.
+  status step_async(const grad_control* shared, cudaStream_t stream) const {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("step_async"));
+    if (shared == nullptr) return status(status_code::null_pointer, "step_async: the shared grad_control is null");
+    if (releasing_)
+      return status(status_code::invalid_argument,
+                    "step_async: a gradient-release step is in progress (finish it with end_step_async)");
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
+    return launch_steps(&shared->multiplier, &shared->skip, stream);
   }
 
   // ---- Gradient release ------------------------------------------------
@@ -606,6 +602,24 @@ class optimizer {
     }
     max_abs_ = std::move(m);
     return status();
+  }
+
+  /// The step launches (one per max_step_groups groups) and the count's
+  /// advance, reading the multiplier and skip flag where given.
+  status launch_steps(const double* multiplier, const std::int32_t* skip, cudaStream_t stream) const {
+    step_args a;
+    for (std::size_t c = 0; c < plans_.size(); ++c) {
+      const std::size_t first = c * tuning::max_step_groups;
+      const int groups = static_cast<int>(std::min<std::size_t>(tuning::max_step_groups, group_count() - first));
+      device_inputs in;
+      in.lr = lrs_ + first;
+      in.step = &control_->next_step;
+      in.inv_grad_scale = multiplier;
+      in.skip = skip;
+      in.error = &control_->error;
+      FLASHOPTIM_RETURN_IF_ERROR(plans_[c].step_async(flat_.hypers.data() + first, groups, a, in, stream));
+    }
+    return advance_step_async(&control_->next_step, skip, stream);
   }
 
   /// Redoes the lr report from the cached magnitudes; warns once.
