@@ -59,9 +59,10 @@ __global__ void split_kernel(const float* x, std::int64_t n, typename Master::pa
 }
 
 /// out[i] = Master::decode(param[i], aux[i]), as codec::reconstruct.
-/// The correction (or fp32 master) a parameter's value has: x =
-/// decode(param, zero correction), aux = the correction encode(x) gives.
-/// The parameter itself is not written (its bytes stay the trainer's).
+/// The correction (or fp32 master) a parameter's value has: x = the
+/// parameter's value (not decode(param, 0): an fp32 master ignores the
+/// parameter when decoding), aux = the correction encode(x) gives. The
+/// parameter itself is not written (its bytes stay the trainer's).
 template <class Master>
 __global__ void resplit_kernel(const typename Master::param_type* param, typename Master::aux_type* aux,
                                std::int64_t n) {
@@ -69,7 +70,7 @@ __global__ void resplit_kernel(const typename Master::param_type* param, typenam
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     typename Master::aux_type a{};
     typename Master::param_type p = param[i];
-    Master::encode(Master::decode(p, a), p, a);
+    Master::encode(format::to_float(p), p, a);
     if constexpr (storage_bytes<typename Master::aux_type> != 0) aux[i] = a;
   }
 }
