@@ -669,3 +669,58 @@ TEST_CASE("tensor seeds: a fixed mix of the optimizer seed and the index") {
   // pinned: checkpoints and the device optimizer depend on the function
   CHECK(optim::tensor_seed(0, 0) == 0xe220a8397b1dcdafull);
 }
+
+TEST_CASE("optim::flatten and optim::arena_layout: order, names, offsets, refusals that leave the output alone") {
+  using Config = adamw_default;
+  std::vector<bf16> a(40), b(70), c(3);
+  std::vector<optim::param_group<Config>> gs(3);
+  optim::param_spec s;
+  s.param = a.data(), s.size = 40, s.name = "a";
+  gs[0].params.push_back(s);
+  s = {};
+  s.param = b.data(), s.size = 70, s.rows = 7, s.cols = 10;
+  gs[2].params.push_back(s);  // group 1 is empty
+  s = {};
+  s.param = c.data(), s.size = 3, s.name = "c";
+  gs[2].params.push_back(s);
+  gs[2].hyper.lr = 0.5;
+  optim::flat_params<Config> f;
+  REQUIRE(optim::flatten(gs, f).ok());
+  REQUIRE(f.specs.size() == 3);
+  CHECK(f.specs[0].name == "a");
+  CHECK(f.specs[1].name == "param.1");
+  CHECK(f.specs[2].name == "c");
+  CHECK(f.group == std::vector<std::int32_t>{0, 2, 2});
+  CHECK(f.hypers.size() == 3);
+  CHECK(f.hypers[2].lr == 0.5);
+
+  optim::arena_layout<Config> l;
+  REQUIRE(optim::arena_layout<Config>::plan(f.specs, l).ok());
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(l.offset[i] == at);
+    CHECK(l.offset[i] % 256 == 0);
+    at += flashoptim::state_layout<Config>::for_size(f.specs[i].size).bytes;
+  }
+  CHECK(l.bytes == at);
+  flashoptim::tensor_ref<Config> t;
+  alignas(256) static unsigned char base[1 << 14];
+  REQUIRE(l.bytes <= static_cast<std::int64_t>(sizeof base));
+  l.carve(base, 1, t);
+  CHECK(t.size == 70);
+  CHECK(reinterpret_cast<unsigned char*>(t.aux) == base + l.offset[1]);
+
+  // errors: `f` and `l` stay as they were
+  const auto names = f.specs.size();
+  gs[2].params[0].rows = 8;
+  CHECK(optim::flatten(gs, f).code() == status_code::size_mismatch);
+  CHECK(f.specs.size() == names);
+  std::vector<optim::param_spec> huge(40);
+  for (auto& h : huge) h.size = flashoptim::max_elements;  // 40 x 2^56 x ~3.25 B: past 2^63
+  const auto bytes = l.bytes;
+  CHECK(optim::arena_layout<Config>::plan(huge, l).code() == status_code::capacity_exceeded);
+  CHECK(l.bytes == bytes);
+  huge.resize(1);
+  huge[0].size = flashoptim::max_elements + 1;
+  CHECK(optim::arena_layout<Config>::plan(huge, l).code() == status_code::invalid_argument);
+}

@@ -96,18 +96,24 @@ struct memory_report {
 
   /// A few human-readable lines.
   std::string to_string() const {
-    auto mib = [](std::int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
-    char buf[768];
+    // bytes below 1 MiB, MiB above: small models read as well as large ones
+    auto amount = [](std::int64_t b) {
+      char t[48];
+      if (b < (std::int64_t{1} << 20)) std::snprintf(t, sizeof t, "%" PRId64 " B", b);
+      else std::snprintf(t, sizeof t, "%.3f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+      return std::string(t);
+    };
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "parameters: %" PRId64 "\n", elements);
+    std::string out = buf;
+    out += "trainer's (not owned): params " + amount(param_bytes) + ", grads " + amount(grad_bytes) + "\n";
+    out += "owned: corrections " + amount(correction_bytes) + ", state codes " + amount(state_code_bytes) +
+           ", state scales " + amount(state_scale_bytes) + ", padding " + amount(padding_bytes) + ", tables " +
+           amount(table_bytes) + "; arena " + amount(arena_bytes) + "\n";
     std::snprintf(buf, sizeof buf,
-                  "parameters: %" PRId64 "\n"
-                  "trainer's (not owned): params %.3f MiB, grads %.3f MiB\n"
-                  "owned: corrections %.3f MiB, state codes %.3f MiB, state scales %.3f MiB, padding %.3f MiB, "
-                  "tables %.3f MiB; arena %" PRId64 " bytes\n"
                   "resident per parameter: %.4f B with gradients, %.4f B under gradient release\n",
-                  elements, mib(param_bytes), mib(grad_bytes), mib(correction_bytes), mib(state_code_bytes),
-                  mib(state_scale_bytes), mib(padding_bytes), mib(table_bytes), arena_bytes, bytes_per_param(true),
-                  bytes_per_param(false));
-    return buf;
+                  bytes_per_param(true), bytes_per_param(false));
+    return out + buf;
   }
 };
 
