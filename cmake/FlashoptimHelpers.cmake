@@ -18,3 +18,28 @@ endfunction()
 function(flashoptim_cuda_link_defaults target)
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
 endfunction()
+
+# flashoptim_find_nccl(): sets FLASHOPTIM_NCCL_FOUND (and the cached
+# FLASHOPTIM_NCCL_INCLUDE_DIR / FLASHOPTIM_NCCL_LIBRARY); flashoptim_link_nccl(<target>)
+# adds them to a target. NCCL is linked dynamically (libnccl.so.2); where it
+# comes from a Python wheel (nvidia-nccl-cu13, what PyTorch ships), point
+# FLASHOPTIM_NCCL_ROOT (or the environment's NCCL_ROOT / NCCL_HOME) at the
+# wheel's nvidia/nccl folder, which holds include/nccl.h and lib/libnccl.so.2.
+set(FLASHOPTIM_NCCL_ROOT "" CACHE PATH "NCCL install or wheel folder (include/nccl.h, lib/libnccl.so.2)")
+function(flashoptim_find_nccl)
+  find_path(FLASHOPTIM_NCCL_INCLUDE_DIR nccl.h
+    HINTS ${FLASHOPTIM_NCCL_ROOT} $ENV{NCCL_ROOT} $ENV{NCCL_HOME} ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}
+    PATH_SUFFIXES include)
+  find_library(FLASHOPTIM_NCCL_LIBRARY NAMES nccl libnccl.so.2
+    HINTS ${FLASHOPTIM_NCCL_ROOT} $ENV{NCCL_ROOT} $ENV{NCCL_HOME} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+    PATH_SUFFIXES lib lib64)
+  if(FLASHOPTIM_NCCL_INCLUDE_DIR AND FLASHOPTIM_NCCL_LIBRARY)
+    set(FLASHOPTIM_NCCL_FOUND TRUE PARENT_SCOPE)
+  else()
+    set(FLASHOPTIM_NCCL_FOUND FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+function(flashoptim_link_nccl target)
+  target_include_directories(${target} SYSTEM PRIVATE ${FLASHOPTIM_NCCL_INCLUDE_DIR})
+  target_link_libraries(${target} PRIVATE ${FLASHOPTIM_NCCL_LIBRARY})
+endfunction()

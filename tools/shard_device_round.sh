@@ -4,19 +4,22 @@
 #
 # The sharding round on a machine with two (or more) H200s (nvidia-h200-x2):
 # the shard tests on the CPU and one GPU, compute-sanitizer memcheck on the
-# GPU test's small cases, and the NCCL example (examples/shard) with both
-# flat layouts: verified bit for bit against an unsharded replica, then
-# timed (step phases, reduce-scatter / all-gather bus bandwidth, 1 GiB
-# collectives as in docs/performance-method.md). A short table comes last.
+# GPU test's small cases, the NCCL step with both flat layouts verified bit
+# for bit against an unsharded replica (test_shard_nccl), then timed
+# (bench_shard_nccl: step phases, reduce-scatter / all-gather bus bandwidth,
+# 1 GiB collectives as in docs/performance-method.md), and the ZeRO-2
+# example (examples/shard). A short table comes last.
 #
 #   BIN=<folder with the built executables> OUT=<log folder> tools/shard_device_round.sh
 #
 # BIN defaults to build/shard (configure here with -DCMAKE_CUDA_ARCHITECTURES=90
-# and build test_shard_cpu test_shard_gpu flashoptim_shard_step; the
+# and build test_shard_cpu test_shard_gpu test_shard_nccl bench_shard_nccl
+# flashoptim_example_shard_step; the
 # executables link CUDA statically and NCCL dynamically). When BIN lacks
 # them, this script builds them with the release preset, pointing CMake at
 # the NCCL of PyTorch's wheel (nvidia-nccl-cu13); if the full configure
-# fails there (no doctest, say), it builds the example alone.
+# fails there (no doctest, say), it builds the example alone (no verification
+# or timing then).
 # NCCL at run time: the wheel's lib folder goes first on LD_LIBRARY_PATH.
 # NVLink multicast stays off: NCCL_NVLS_ENABLE=0 for everything below.
 # Writes two files under $OUT/shard: summary.txt and logs.tgz. About 2-3
@@ -50,19 +53,20 @@ else
 fi
 
 # ---- executables: carried, or built here
-if [ -z "$(find_bin flashoptim_shard_step)" ] || [ -z "$(find_bin test_shard_gpu)" ]; then
+if [ -z "$(find_bin test_shard_nccl)" ] || [ -z "$(find_bin bench_shard_nccl)" ] || [ -z "$(find_bin test_shard_gpu)" ]; then
   start=$SECONDS
   nccl_root=()
   [ -n "$NCCL_DIR" ] && nccl_root=(-DFLASHOPTIM_NCCL_ROOT="$NCCL_DIR")
   if cmake --preset release "${nccl_root[@]}" > "$WORK/build.log" 2>&1; then
-    cmake --build build/release -j "$(nproc)" --target test_shard_cpu test_shard_gpu flashoptim_shard_step \
+    cmake --build build/release -j "$(nproc)" --target test_shard_cpu test_shard_gpu test_shard_nccl bench_shard_nccl \
+      flashoptim_example_shard_step \
       >> "$WORK/build.log" 2>&1
     note "build (release preset): rc=$? ($((SECONDS - start)) s)"
   else
     note "configure (release preset) failed: $(grep -m1 -E 'CMake Error|Could not find' "$WORK/build.log"); building the example alone"
     cmake -S . -B build/shard-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DFLASHOPTIM_BUILD_TESTS=OFF -DFLASHOPTIM_BUILD_BENCHMARKS=OFF "${nccl_root[@]}" >> "$WORK/build.log" 2>&1 &&
-      cmake --build build/shard-device -j "$(nproc)" --target flashoptim_shard_step >> "$WORK/build.log" 2>&1
+      cmake --build build/shard-device -j "$(nproc)" --target flashoptim_example_shard_step >> "$WORK/build.log" 2>&1
     note "build (example alone): rc=$? ($((SECONDS - start)) s)"
   fi
   pack
@@ -103,16 +107,26 @@ else
 fi
 pack
 
-# ---- the NCCL example: 2 ranks (every GPU), both layouts, then a small 1-rank run (NCCL with one rank)
-run padded 150 flashoptim_shard_step --layout padded --require-ranks 2
+# ---- the NCCL step: 2 ranks (every GPU), both layouts, verified, then timed;
+# a small 1-rank run (NCCL with one rank); the ZeRO-2 example
+run verify_padded 150 test_shard_nccl --layout padded --require-ranks 2
 pack
-run packed 150 flashoptim_shard_step --layout packed --bench-mib 0 --require-ranks 2
+run verify_packed 150 test_shard_nccl --layout packed --require-ranks 2
 pack
-run one_rank 60 flashoptim_shard_step --ranks 1 --small
+run verify_one_rank 60 test_shard_nccl --ranks 1 --small
+pack
+run padded 150 bench_shard_nccl --layout padded --require-ranks 2
+pack
+run packed 150 bench_shard_nccl --layout packed --bench-mib 0 --require-ranks 2
+pack
+run one_rank 60 bench_shard_nccl --ranks 1 --small
+pack
+run example 60 flashoptim_example_shard_step
 pack
 
 # ---- table
 field() { grep -m1 '^RESULT' "$WORK/$1.log" 2> /dev/null | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
+verified() { grep -m1 '^VERIFY' "$WORK/verify_$1.log" 2> /dev/null | awk '{print $2}' | tr -d ':'; }
 {
   echo
   echo "| test | rc |"
@@ -121,12 +135,13 @@ field() { grep -m1 '^RESULT' "$WORK/$1.log" 2> /dev/null | tr ' ' '\n' | grep "^
   echo "| test_shard_gpu (C18 on one GPU) | ${rc_gpu:-?} |"
   echo "| test_shard_gpu stochastic-rounding case | ${rc_gpu_sr:-?} |"
   echo "| memcheck, test_shard_gpu small plans + statistics | ${rc_memcheck:-?} |"
+  echo "| flashoptim_example_shard_step (ZeRO-2 example) | ${rc_example:-?} |"
   echo
-  echo "| example | rc | verify | ranks | M params | state B/param/rank | step ms | local step ms | reduce-scatter alone ms (bus GB/s) | all-gather alone ms (bus GB/s) |"
+  echo "| layout | rc (test, bench) | verify | ranks | M params | state B/param/rank | step ms | local step ms | reduce-scatter alone ms (bus GB/s) | all-gather alone ms (bus GB/s) |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
   for l in padded packed one_rank; do
     [ -f "$WORK/$l.log" ] || continue
-    echo "| $l | $(eval echo "\${rc_$l:-?}") | $(field $l verify) | $(field $l ranks) | $(field $l params_M) |" \
+    echo "| $l | $(eval echo "\${rc_verify_$l:-?}"), $(eval echo "\${rc_$l:-?}") | $(verified $l) | $(field $l ranks) | $(field $l params_M) |" \
       "$(field $l state_B_per_param) | $(field $l step_ms) | $(field $l local_ms) |" \
       "$(field $l rs_ms) ($(field $l rs_busbw)) | $(field $l ag_ms) ($(field $l ag_busbw)) |"
   done

@@ -12,8 +12,9 @@ DEST=.device/bin
 rm -rf "$DEST"
 mkdir -p "$DEST"
 for name in test_gpu_exhaustive test_gpu_step_parity test_gpu_step_inputs test_gpu_huge test_gpu_offload \
-            test_shard_gpu test_shard_cpu flashoptim_shard_step flashoptim_demo bench_gpu_step bench_offload \
-            test_gpu_finite_property; do
+            test_shard_gpu test_shard_cpu test_shard_nccl bench_shard_nccl flashoptim_demo bench_gpu_step bench_offload \
+            test_gpu_finite_property flashoptim_example_shard_step flashoptim_example_groups_graph \
+            flashoptim_example_offload_gpu; do
   exe=$(find "$BUILD" -name "$name" -type f -perm -u+x | head -1)
   if [ -z "$exe" ]; then echo "missing: $name" >&2; continue; fi
   cp "$exe" "$DEST/"
