@@ -24,6 +24,8 @@ using lion_cfg = step_config<rule::lion, codec::native<float>, float, codec::ref
 
 inline const std::vector<std::int64_t> sizes = {33, 1, 0};
 inline const std::vector<std::string> names = {"w0", "w1", "w2"};
+/// Parameter groups of the grouped corpus file and the io::load_optimizer load.
+inline const std::vector<std::int32_t> tensor_group = {0, 1, 0};
 
 /// Owned buffers of the tensor list under Config, filled with a pattern.
 template <class Config>

@@ -41,6 +41,19 @@ void emit(const std::string& dir, const char* tag, bool broken_variants) {
     if constexpr (Config::num_slots > 1) quantize_slot(slot_index<1>{});
   }
   typename Config::hyper h{};
+  if (std::string(tag) == "adamw") {
+    // A whole optimizer of two groups (format version 3, io::save_optimizer).
+    const std::string path = dir + "/valid_" + tag + "_groups.safetensors";
+    typename Config::hyper hypers[2] = {h, h};
+    hypers[1].weight_decay = 0.0;
+    hypers[1].lr = 0.25;
+    const status s = io::save_optimizer<Config>(path, hypers, 2, fuzz::tensor_group.data(), 5, t.refs.data(),
+                                                fuzz::names.data(), t.refs.size());
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), s.what());
+      ++failures;
+    }
+  }
   for (io::form f : {io::form::compressed, io::form::state16, io::form::fp32}) {
     const std::string path = dir + "/valid_" + tag + "_" + io::to_string(f) + ".safetensors";
     io::save_options o;

@@ -38,6 +38,24 @@ TEST_CASE("fuzz corpus: valid files load, broken files are refused") {
     CHECK(!load<fuzz::adamw_cfg>(std::string(b) + "adamw").ok());
     CHECK(!load<fuzz::sgd_cfg>(std::string(b) + "sgd").ok());
   }
+  // The optimizer of two groups (format version 3): load_optimizer reads it,
+  // load_checkpoint refuses it.
+  CHECK(load<fuzz::adamw_cfg>("valid_adamw_groups.safetensors").code() == flashoptim::status_code::config_mismatch);
+  {
+    std::vector<unsigned char> image;
+    REQUIRE(flashoptim::io::read_file(std::string(FLASHOPTIM_SOURCE_DIR) + "/fuzz/corpus/valid_adamw_groups.safetensors",
+                                      image)
+                .ok());
+    fuzz::target<fuzz::adamw_cfg> t;
+    std::vector<fuzz::adamw_cfg::hyper> h;
+    std::int64_t step = 0;
+    const auto s = flashoptim::io::load_optimizer_bytes<fuzz::adamw_cfg>(
+        image.data(), image.size(), h, fuzz::tensor_group.data(), step, t.refs.data(), fuzz::names.data(),
+        t.refs.size());
+    CHECK_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(step == 5);
+    CHECK(h.size() == 2);
+  }
   // A file of one configuration is refused by the others.
   CHECK(load<fuzz::sgd_cfg>("valid_adamw_compressed.safetensors").code() == flashoptim::status_code::config_mismatch);
 }
