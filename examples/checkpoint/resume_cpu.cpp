@@ -4,16 +4,16 @@
 // Checkpoint and resume with cpu::optimizer: train N steps, save the whole
 // optimizer (parameter groups with their hyperparameters, the step count,
 // every tensor's bf16 parameter, int8 correction and 8-bit states) with
-// io::save_optimizer, wipe everything, load it into a freshly built
-// optimizer, train N more, and compare with a run of 2N steps that was never
+// cpu::save, wipe everything, load it with cpu::load into a freshly built
+// optimizer (the same tensors and groups), train N more, and compare with a run of 2N steps that was never
 // interrupted: every parameter, correction and state byte must be equal.
 // The compressed form stores the bytes as they are, so resuming is exact.
 //
 // Usage: flashoptim_example_resume_cpu [directory for the checkpoint, default .]
 // Exit status 0 when the two runs are bit-identical, 1 otherwise.
 #include <flashoptim/flashoptim.hpp>
-#include <flashoptim/io/checkpoint.hpp>
 #include <flashoptim/optim/cpu_optimizer.hpp>
+#include <flashoptim/optim/cpu_optimizer_io.hpp>  // cpu::save, cpu::load (link flashoptim::io)
 
 #include <cmath>
 #include <cstdio>
@@ -96,12 +96,7 @@ int main(int argc, char** argv) {
     fo::cpu::optimizer<cfg> opt;
     build(opt, b);
     train(opt, b, n);
-    // [save]
-    std::vector<cfg::hyper> hypers = {opt.hyper(0), opt.hyper(1)};
-    check(fo::io::save_optimizer<cfg>(path, hypers.data(), hypers.size(), opt.tensor_group().data(),
-                                      opt.step_count(), opt.tensors().data(), opt.names().data(),
-                                      opt.tensor_count(), {fo::io::form::compressed}));
-    // [save]
+    check(fo::cpu::save(opt, path));  // atomic: the file appears only complete
     std::printf("saved step %lld to %s\n", static_cast<long long>(opt.step_count()), path.c_str());
   }  // the optimizer and its state are gone
 
@@ -109,14 +104,7 @@ int main(int argc, char** argv) {
   b = model{};
   fo::cpu::optimizer<cfg> opt_b;
   build(opt_b, b);
-  // [load]
-  std::vector<cfg::hyper> hypers = {opt_b.hyper(0), opt_b.hyper(1)};
-  std::int64_t step = 0;
-  check(fo::io::load_optimizer<cfg>(path, hypers, opt_b.tensor_group().data(), step, opt_b.tensors().data(),
-                                    opt_b.names().data(), opt_b.tensor_count()));  // params, corrections, states
-  for (std::size_t g = 0; g < hypers.size(); ++g) check(opt_b.set_hyper(g, hypers[g]));
-  check(opt_b.set_step_count(step));  // the next step is step + 1
-  // [load]
+  check(fo::cpu::load(opt_b, path));  // params, corrections, states, hyperparameters, step count
   std::printf("loaded step %lld\n", static_cast<long long>(opt_b.step_count()));
   train(opt_b, b, n);
 
