@@ -1,0 +1,292 @@
+# SPDX-FileCopyrightText: 2026 flashoptim authors
+# SPDX-License-Identifier: Apache-2.0
+"""torch.optim classes on the library's owning optimizer (docs/python.md).
+
+Each optimizer holds one engine (flashoptim_kernels.Optimizer) per parameter
+dtype: an engine is one compiled configuration, and its groups are this
+optimizer's param_groups (a group with no parameter of that dtype is an empty
+engine group), so every group steps in one call, with its own lr and weight
+decay. Hyperparameters are read from param_groups before every step, so lr
+schedulers work unchanged.
+
+Parameters whose .grad is None are skipped and keep their own step count, as
+torch does (the engine keeps a count per tensor; see binding.hpp).
+"""
+import math
+import warnings
+
+import torch
+
+from . import _core
+from .config import config_name
+
+_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+
+def cast_model(model, dtype=torch.bfloat16):
+    """Casts the model's floating-point parameters and buffers to `dtype`
+    (bf16 by default: the parameters the bf16 configurations step). The
+    correction starts from the bf16 values (the fp32 bits below them are
+    lost; build the optimizer before casting to keep them is not supported
+    yet)."""
+    return model.to(dtype)
+
+
+class _FlashOptimizer(torch.optim.Optimizer):
+    _rule = None  # "adamw", "adam", "sgd", "sgdw", "lion"
+
+    def __init__(self, params, defaults, master_weight_bits=24, quantize=True, compress_state_dict=True,
+                 check_numerics=False, seed=0, lr_check="report"):
+        if master_weight_bits not in (None, 24, 32):
+            raise ValueError(f"master_weight_bits must be None, 24 or 32, not {master_weight_bits!r}")
+        if not compress_state_dict:
+            warnings.warn("flashoptim_kernels: compress_state_dict=False is not implemented yet; state_dict() "
+                          "holds the compressed state bytes", stacklevel=3)
+        self._master_weight_bits = master_weight_bits
+        self._quantize = quantize
+        self._compress_state_dict = compress_state_dict
+        self._check_numerics = check_numerics
+        self._seed = seed
+        self._lr_check = lr_check
+        self._engines = []  # (engine, [param, ...] in engine tensor order)
+        self._device = torch.device("cpu")
+        self._deferred = None  # CUDA: the state to load when the engines are built at the first step
+        self._built = False
+        super().__init__(params, defaults)
+        self._build()
+        self._built = True
+
+    # ---- configuration -------------------------------------------------
+    def _hyper(self, group):
+        """The engine's hyperparameter dict for a torch param group."""
+        raise NotImplementedError
+
+    def _momentum(self):
+        return None
+
+    def _build(self, keep=None):
+        params = [p for g in self.param_groups for p in g["params"]]
+        devices = {p.device for p in params}
+        if len(devices) > 1:
+            raise ValueError(f"flashoptim_kernels: parameters on several devices ({sorted(map(str, devices))}); "
+                             "one optimizer steps parameters of one device")
+        device = next(iter(devices)) if devices else torch.device("cpu")
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"flashoptim_kernels: parameters on {device}; CPU and CUDA tensors only")
+        self._device = device
+        self._pushed = [self._hyper(g) for g in self.param_groups]
+        if device.type == "cuda" and any(p.grad is None for p in params):
+            # device::optimizer needs every gradient buffer when it is built:
+            # build at the first step (the state to keep waits with it)
+            self._engines, self._deferred = [], (keep or {})
+            return
+        self._deferred = None
+        by_dtype = {}
+        for p in params:
+            if p.dtype not in _DTYPES:
+                raise TypeError(f"flashoptim_kernels: parameter dtype {p.dtype} is not supported "
+                                "(torch.bfloat16 or torch.float32)")
+            if not p.is_contiguous():
+                raise ValueError("flashoptim_kernels: a parameter is not contiguous; the step updates contiguous "
+                                 "tensors in place")
+            by_dtype.setdefault(p.dtype, None)
+        engines = []
+        for dtype in by_dtype:
+            name = config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize,
+                               self._momentum())
+            groups, order = [], []
+            for g in self.param_groups:
+                tensors = []
+                for p in g["params"]:
+                    if p.dtype != dtype:
+                        continue
+                    grad = None if p.grad is None else p.grad.detach()
+                    tensors.append((p.detach(), grad, f"param.{len(order)}"))
+                    order.append(p)
+                groups.append((tensors, self._hyper(g)))
+            if device.type == "cuda":
+                with torch.cuda.device(device):
+                    engine = _core.make(name, groups, seed=self._seed, lr_check=self._lr_check, device="cuda",
+                                        stream=torch.cuda.current_stream(device).cuda_stream)
+            else:
+                engine = _core.make(name, groups, seed=self._seed, lr_check=self._lr_check)
+            engines.append((engine, order))
+        self._engines = engines
+        self._pushed = [self._hyper(g) for g in self.param_groups]
+        if keep:
+            self._push_state(keep)
+        for engine, _ in engines:
+            report = engine.lr_report()
+            if report["summary"] and self._lr_check == "report":
+                warnings.warn(report["summary"], stacklevel=3)
+
+    def add_param_group(self, param_group):
+        super().add_param_group(param_group)
+        if self._built:
+            # a new engine over every group; the existing tensors keep their state
+            self._build(keep=self._pull_state())
+
+    # ---- state ---------------------------------------------------------
+    def _pull_state(self):
+        out = dict(self._deferred or {})
+        for engine, order in self._engines:
+            for i, p in enumerate(order):
+                s = engine.state(i)
+                out[p] = {k: (torch.tensor(float(v)) if k == "step" else torch.from_numpy(v))
+                          for k, v in s.items()}
+        return out
+
+    def _push_state(self, states):
+        if self._deferred is not None:
+            self._deferred.update(states)
+            return
+        for engine, order in self._engines:
+            for i, p in enumerate(order):
+                s = states.get(p)
+                if not s:
+                    continue
+                arrays = {}
+                for k, v in s.items():
+                    if k == "step":
+                        arrays[k] = int(v.item() if torch.is_tensor(v) else v)
+                    else:
+                        arrays[k] = v.detach().to("cpu", torch.uint8).contiguous().numpy()
+                engine.set_state(i, arrays)
+
+    def state_dict(self):
+        self.state.clear()
+        self.state.update(self._pull_state())
+        return super().state_dict()
+
+    def load_state_dict(self, state_dict):
+        # torch casts every state tensor of a floating-point parameter to the
+        # parameter's dtype; the byte tensors are taken from the dict as given
+        # (matched by position, as torch matches them) instead
+        raw = state_dict["state"]
+        ids = [i for g in state_dict["param_groups"] for i in g["params"]]
+        super().load_state_dict(state_dict)
+        params = [p for g in self.param_groups for p in g["params"]]
+        self._push_state({p: raw[i] for p, i in zip(params, ids) if i in raw})
+        self.state.clear()  # the engines hold the state; state_dict() fills this again
+        self._sync_hypers(force=True)
+
+    # ---- the step ------------------------------------------------------
+    def zero_grad(self, set_to_none=None):
+        """torch's zero_grad. On CUDA the default keeps the gradient buffers
+        (zeroes them): the device step's tables point at them, and a new
+        buffer costs a table rebuild (and breaks a captured graph)."""
+        if set_to_none is None:
+            set_to_none = self._device.type != "cuda"
+        super().zero_grad(set_to_none=set_to_none)
+
+    def _sync_hypers(self, force=False):
+        for g, group in enumerate(self.param_groups):
+            h = self._hyper(group)
+            if force or h != self._pushed[g]:
+                for engine, _ in self._engines:
+                    engine.set_hyper(g, h)
+                self._pushed[g] = h
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        if self._deferred is not None:
+            self._build(keep=self._deferred)
+        self._sync_hypers()
+        cuda = self._device.type == "cuda"
+        for engine, order in self._engines:
+            if cuda:
+                # the step runs on the current stream (and is captured there by torch.cuda.graph)
+                engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
+            for i, p in enumerate(order):
+                engine.set_grad(i, None if p.grad is None else p.grad.detach())
+            if self._check_numerics:
+                out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
+                if out["skip"]:
+                    raise FloatingPointError("flashoptim_kernels: a gradient is not finite; the step wrote nothing")
+            else:
+                engine.step()
+        return loss
+
+    # ---- reports -------------------------------------------------------
+    def memory_report(self):
+        """The engines' memory reports (bytes by kind, from their allocations), one dict per parameter dtype."""
+        return [engine.memory() for engine, _ in self._engines]
+
+    def lr_report(self):
+        return [engine.lr_report() for engine, _ in self._engines]
+
+
+def _check_betas(betas):
+    if len(betas) != 2:
+        raise ValueError(f"betas must be a pair, not {betas!r}")
+    return float(betas[0]), float(betas[1])
+
+
+def _initial_lr(group):
+    return float(group.get("initial_lr", group["lr"])) if group.get("decouple_lr") else 0.0
+
+
+class FlashAdamW(_FlashOptimizer):
+    _rule = "adamw"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, decouple_lr=False,
+                 master_weight_bits=24, quantize=True, compress_state_dict=True, check_numerics=False, **kw):
+        defaults = dict(lr=lr, betas=_check_betas(betas), eps=eps, weight_decay=weight_decay, decouple_lr=decouple_lr)
+        super().__init__(params, defaults, master_weight_bits, quantize, compress_state_dict, check_numerics, **kw)
+
+    def _hyper(self, g):
+        b1, b2 = g["betas"]
+        return dict(lr=float(g["lr"]), beta1=float(b1), beta2=float(b2), eps=float(g["eps"]),
+                    weight_decay=float(g["weight_decay"]), decouple_lr=bool(g["decouple_lr"]),
+                    initial_lr=_initial_lr(g))
+
+
+class FlashAdam(FlashAdamW):
+    _rule = "adam"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decouple_lr=False,
+                 master_weight_bits=24, quantize=True, compress_state_dict=True, check_numerics=False, **kw):
+        super().__init__(params, lr, betas, eps, weight_decay, decouple_lr, master_weight_bits, quantize,
+                         compress_state_dict, check_numerics, **kw)
+
+
+class FlashSGDW(_FlashOptimizer):
+    _rule = "sgdw"
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                 decouple_lr=False, master_weight_bits=24, quantize=True, compress_state_dict=True,
+                 check_numerics=False, **kw):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        decouple_lr=decouple_lr)
+        super().__init__(params, defaults, master_weight_bits, quantize, compress_state_dict, check_numerics, **kw)
+
+    def _momentum(self):
+        # one engine configuration for every group: a momentum state if any group uses momentum
+        return any(float(g["momentum"]) != 0.0 for g in self.param_groups)
+
+    def _hyper(self, g):
+        return dict(lr=float(g["lr"]), momentum=float(g["momentum"]), dampening=float(g["dampening"]),
+                    weight_decay=float(g["weight_decay"]), nesterov=bool(g["nesterov"]),
+                    decouple_lr=bool(g["decouple_lr"]), initial_lr=_initial_lr(g))
+
+
+class FlashSGD(FlashSGDW):
+    _rule = "sgd"
+
+
+class FlashLion(_FlashOptimizer):
+    _rule = "lion"
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, decouple_lr=False,
+                 master_weight_bits=24, quantize=True, compress_state_dict=True, check_numerics=False, **kw):
+        defaults = dict(lr=lr, betas=_check_betas(betas), weight_decay=weight_decay, decouple_lr=decouple_lr)
+        super().__init__(params, defaults, master_weight_bits, quantize, compress_state_dict, check_numerics, **kw)
+
+    def _hyper(self, g):
+        b1, b2 = g["betas"]
+        return dict(lr=float(g["lr"]), beta1=float(b1), beta2=float(b2), weight_decay=float(g["weight_decay"]),
+                    decouple_lr=bool(g["decouple_lr"]), initial_lr=_initial_lr(g))
