@@ -73,14 +73,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         device = next(iter(devices)) if devices else torch.device("cpu")
         if device.type not in ("cpu", "cuda"):
             raise ValueError(f"flashoptim_kernels: parameters on {device}; CPU and CUDA tensors only")
-        self._device = device
-        self._pushed = [self._hyper(g) for g in self.param_groups]
-        if device.type == "cuda" and any(p.grad is None for p in params):
-            # device::optimizer needs every gradient buffer when it is built:
-            # build at the first step (the state to keep waits with it)
-            self._engines, self._deferred = [], (keep or {})
-            return
-        self._deferred = None
         by_dtype = {}
         for p in params:
             if p.dtype not in _DTYPES:
@@ -90,6 +82,16 @@ class _FlashOptimizer(torch.optim.Optimizer):
                 raise ValueError("flashoptim_kernels: a parameter is not contiguous; the step updates contiguous "
                                  "tensors in place")
             by_dtype.setdefault(p.dtype, None)
+        for dtype in by_dtype:  # an unsupported combination fails here, not at the first step
+            config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize, self._momentum())
+        self._device = device
+        self._pushed = [self._hyper(g) for g in self.param_groups]
+        if device.type == "cuda" and any(p.grad is None for p in params):
+            # device::optimizer needs every gradient buffer when it is built:
+            # build at the first step (the state to keep waits with it)
+            self._engines, self._deferred = [], (keep or {})
+            return
+        self._deferred = None
         engines = []
         for dtype in by_dtype:
             name = config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize,
@@ -210,6 +212,40 @@ class _FlashOptimizer(torch.optim.Optimizer):
             else:
                 engine.step()
         return loss
+
+    # ---- fp32 weights ---------------------------------------------------
+    def _locate(self):
+        return {id(p): (engine, i) for engine, order in self._engines for i, p in enumerate(order)}
+
+    def get_fp32_model_state_dict(self, model):
+        """model.state_dict() with every parameter this optimizer steps given
+        as its fp32 weights (the parameter decoded with its correction or
+        master copy)."""
+        if self._deferred is not None:
+            raise RuntimeError("flashoptim_kernels: the CUDA optimizer is built at the first step()")
+        where = self._locate()
+        sd = model.state_dict()
+        for name, p in model.named_parameters():
+            if id(p) in where and name in sd:
+                engine, i = where[id(p)]
+                sd[name] = torch.from_numpy(engine.fp32_param(i)).view(p.shape).to(p.device)
+        return sd
+
+    @torch.no_grad()
+    def set_fp32_model_state_dict(self, model, state_dict):
+        """Loads fp32 weights: parameters this optimizer steps get param and
+        correction split from them (states and step counts unchanged); every
+        other entry is loaded by model.load_state_dict."""
+        if self._deferred is not None:
+            raise RuntimeError("flashoptim_kernels: the CUDA optimizer is built at the first step()")
+        where = self._locate()
+        rest = dict(state_dict)
+        for name, p in model.named_parameters():
+            if id(p) in where and name in rest:
+                engine, i = where[id(p)]
+                x = rest.pop(name).detach().to("cpu", torch.float32).contiguous().view(-1)
+                engine.set_fp32_param(i, x.numpy())
+        model.load_state_dict(rest, strict=False)
 
     # ---- reports -------------------------------------------------------
     def memory_report(self):

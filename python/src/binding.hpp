@@ -237,6 +237,12 @@ class opt_base {
   /// optimizer's state and compares with what step(1) then writes; "" when
   /// identical, else the first difference. The tests' bit-identity check.
   virtual std::string step_and_compare_serial() = 0;
+  /// Tensor i's weights as fp32: Config::master::decode(param, correction)
+  /// (what get_fp32_model_state_dict returns).
+  virtual nb::object fp32_param(std::size_t i) const = 0;
+  /// Sets tensor i's param and correction from fp32 weights
+  /// (Config::master::encode, codec::split); states and counts unchanged.
+  virtual void set_fp32_param(std::size_t i, nb::handle x) = 0;
 
  protected:
   std::uintptr_t stream_ = 0;
@@ -244,6 +250,25 @@ class opt_base {
 
 using factory_fn = std::function<std::unique_ptr<opt_base>(const std::vector<group_arg>&, const options_arg&)>;
 using registry = std::map<std::string, factory_fn>;
+
+/// A new float32 numpy array of n elements (filled by the caller).
+inline std::pair<nb::object, float*> new_f32(std::size_t n) {
+  auto* buf = new float[n > 0 ? n : 1];
+  nb::capsule owner(buf, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+  std::size_t shape[1] = {n};
+  return {nb::cast(nb::ndarray<nb::numpy, float, nb::ndim<1>>(buf, 1, shape, owner)), buf};
+}
+
+/// A CPU float32 C-contiguous array of n elements (set_fp32_param's input).
+inline nb::ndarray<nb::ro, nb::device::cpu> f32_input(nb::handle h, std::int64_t n, const std::string& what) {
+  nb::ndarray<nb::ro, nb::device::cpu> a;
+  if (!nb::try_cast(h, a)) throw nb::type_error((what + ": not a CPU array").c_str());
+  const array_view v = view_of(a, elem::f32, what);
+  if (v.size != n)
+    throw nb::value_error((what + ": " + std::to_string(v.size) + " elements, the tensor has " + std::to_string(n))
+                              .c_str());
+  return a;
+}
 
 // ---------------------------------------------------------------- the CPU implementation
 
@@ -598,6 +623,26 @@ class cpu_opt final : public opt_base {
           return "tensor " + std::to_string(idx[k]) + " ('" + opt_.names()[idx[k]] + "'): " + names[j] + " differs";
     }
     return std::string();
+  }
+
+  nb::object fp32_param(std::size_t i) const override {
+    check_tensor(i);
+    const auto& t = opt_.tensors()[i];
+    auto out = new_f32(static_cast<std::size_t>(t.size));
+    for (std::int64_t k = 0; k < t.size; ++k) {
+      typename Config::aux_type a{};
+      if constexpr (Config::has_aux) a = t.aux[k];
+      out.second[k] = Config::master::decode(t.param[k], a);
+    }
+    return out.first;
+  }
+  void set_fp32_param(std::size_t i, nb::handle x) override {
+    check_tensor(i);
+    check_not_releasing("set_fp32_param");
+    const auto& t = opt_.tensors()[i];
+    const auto a = f32_input(x, t.size, "set_fp32_param(" + std::to_string(i) + ")");
+    check(codec::split<typename Config::master>(static_cast<const float*>(a.data()), t.size, t.param, t.aux),
+          "set_fp32_param");
   }
 
  private:

@@ -214,6 +214,19 @@ class cuda_opt final : public opt_base {
     out["summary"] = r.summary();
     return out;
   }
+  nb::object fp32_param(std::size_t i) const override {
+    check_tensor(i);
+    std::vector<float> v;
+    check(e_->fp32_param(i, v, stream_), "fp32_param");
+    auto out = new_f32(v.size());
+    if (!v.empty()) std::memcpy(out.second, v.data(), v.size() * sizeof(float));
+    return out.first;
+  }
+  void set_fp32_param(std::size_t i, nb::handle x) override {
+    check_tensor(i);
+    const auto a = f32_input(x, e_->tensor_size(i), "set_fp32_param(" + std::to_string(i) + ")");
+    check(e_->set_fp32_param(i, static_cast<const float*>(a.data()), e_->tensor_size(i), stream_), "set_fp32_param");
+  }
   std::string step_and_compare_serial() override {
     throw nb::value_error("step_and_compare_serial: CPU optimizers only (the GPU tests compare with a CPU twin)");
   }

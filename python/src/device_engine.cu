@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "device_engine.hpp"
+#include "flashoptim/codec/bulk.hpp"
 #include "flashoptim/codec/presets.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
 #include "hyper.hpp"
@@ -155,6 +156,30 @@ class device_impl final : public device_engine {
     for (auto& c : copies)
       if (!c.second->empty()) std::memcpy(c.first, c.second->data(), c.second->size());
     h.step_count = step;
+    return opt_.copy_from_host(h, nullptr, as_stream(stream));
+  }
+  status fp32_param(std::size_t i, std::vector<float>& out, std::uintptr_t stream) const override {
+    if (i >= opt_.tensor_count()) return status(status_code::invalid_argument, "tensor %zu is out of range", i);
+    typename opt_t::host_copy h;
+    FLASHOPTIM_RETURN_IF_ERROR(opt_.copy_to_host(h, as_stream(stream)));
+    const auto& t = h.tensors[i];
+    out.resize(static_cast<std::size_t>(t.size));
+    for (std::int64_t k = 0; k < t.size; ++k) {
+      typename Config::aux_type a{};
+      if constexpr (Config::has_aux) a = t.aux[k];
+      out[static_cast<std::size_t>(k)] = Config::master::decode(t.param[k], a);
+    }
+    return status();
+  }
+  status set_fp32_param(std::size_t i, const float* x, std::int64_t n, std::uintptr_t stream) override {
+    if (i >= opt_.tensor_count()) return status(status_code::invalid_argument, "tensor %zu is out of range", i);
+    if (n != opt_.tensors()[i].size)
+      return status(status_code::size_mismatch, "set_fp32_param: %lld elements for a tensor of %lld",
+                    static_cast<long long>(n), static_cast<long long>(opt_.tensors()[i].size));
+    typename opt_t::host_copy h;
+    FLASHOPTIM_RETURN_IF_ERROR(opt_.copy_to_host(h, as_stream(stream)));
+    const auto& t = h.tensors[i];
+    FLASHOPTIM_RETURN_IF_ERROR(codec::split<typename Config::master>(x, n, t.param, t.aux));
     return opt_.copy_from_host(h, nullptr, as_stream(stream));
   }
   optim::memory_report memory() const override { return opt_.memory(); }

@@ -63,6 +63,9 @@ class device_engine {
   /// Every buffer of tensor i (the names and sizes state() gives) and the
   /// step count (one for every tensor on the device); checked first.
   virtual status set_state(std::size_t i, const byte_buffers& in, std::int64_t step, std::uintptr_t stream) = 0;
+  /// Tensor i's decoded fp32 weights / param and correction split from fp32 weights (host arrays; synchronous).
+  virtual status fp32_param(std::size_t i, std::vector<float>& out, std::uintptr_t stream) const = 0;
+  virtual status set_fp32_param(std::size_t i, const float* x, std::int64_t n, std::uintptr_t stream) = 0;
   virtual optim::memory_report memory() const = 0;
   virtual optim::lr_report lr_report() const = 0;
 };

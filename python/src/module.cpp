@@ -149,5 +149,7 @@ NB_MODULE(_core, m) {
       .def("memory", &fp::opt_base::memory)
       .def("memory_string", &fp::opt_base::memory_string)
       .def("lr_report", &fp::opt_base::lr_report)
-      .def("step_and_compare_serial", &fp::opt_base::step_and_compare_serial);
+      .def("step_and_compare_serial", &fp::opt_base::step_and_compare_serial)
+      .def("fp32_param", &fp::opt_base::fp32_param, nb::arg("tensor"))
+      .def("set_fp32_param", &fp::opt_base::set_fp32_param, nb::arg("tensor"), nb::arg("weights"));
 }

@@ -330,3 +330,30 @@ def test_imports_without_torch():
             "try:\n    fk.FlashAdamW\nexcept ImportError:\n    print('lazy')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "lazy"
+
+
+@pytest.mark.parametrize("config,rel", [("adamw/bf16+int8/8bit", 2.0 ** -14), ("adamw/bf16+fp32/8bit", 0.0),
+                                        ("adamw/fp32/fp32", 0.0)])
+def test_fp32_weights_split_and_decode(config, rel):
+    m = Model(config)
+    opt = m.optimizer()
+    x = np.random.default_rng(5).standard_normal(m.params[2].size).astype(np.float32)
+    before = [opt.state(i) for i in range(opt.tensor_count)]
+    opt.set_fp32_param(2, x)
+    y = opt.fp32_param(2)
+    assert y.dtype == np.float32 and y.shape == (x.size,)
+    np.testing.assert_allclose(y, x, rtol=rel, atol=0)
+    if m.bf16:  # the param is bf16 of the weight
+        np.testing.assert_allclose(bf16_value(m.params[2].ravel()), x, rtol=2.0 ** -8)
+    else:
+        assert np.array_equal(m.params[2].ravel(), x)
+    # states are untouched, other tensors too
+    after = [opt.state(i) for i in range(opt.tensor_count)]
+    for i, (a, b) in enumerate(zip(before, after)):
+        for k in a:
+            if i != 2 or k != "correction":
+                assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), (i, k)
+    with pytest.raises(ValueError, match="elements"):
+        opt.set_fp32_param(2, x[:-1])
+    with pytest.raises(TypeError):
+        opt.set_fp32_param(2, x.astype(np.float64))

@@ -1,11 +1,12 @@
 # SPDX-FileCopyrightText: 2026 flashoptim authors
 # SPDX-License-Identifier: Apache-2.0
 """The torch.optim classes (skipped without torch). Tolerances: fp32 params
-with fp32 states against torch.optim within 1e-6 relative / 1e-7 absolute
-after a few steps (the same fp32 formula, a different operation order); the
-default bf16 + int8 correction + 8-bit states against torch's fp32 AdamW on
-the same start within 2e-2 absolute on O(1) weights after 10 steps of lr 1e-2
-(8-bit states and the 24-bit weight)."""
+with fp32 states against torch.optim within 1e-5 relative / 1e-6 absolute
+after five steps (the same fp32 formula in another operation order); the
+default bf16 + int8 correction + 8-bit states, forward in bf16, against
+torch's fp32 AdamW on the same start after 10 steps of lr 1e-2: mean
+|difference| <= 5e-3 and max <= 5e-2 on weights of |w| <= 0.25 (8-bit states,
+bf16 gradients, and the bf16 parameter's own rounding, ~1e-3 there)."""
 import copy
 
 import pytest
@@ -61,7 +62,7 @@ def test_fp32_matches_torch_optim(ours, theirs, kw):
     train(a, oa, 5)
     train(b, ob, 5)
     for pa, pb in zip(a.parameters(), b.parameters()):
-        torch.testing.assert_close(pa, pb, rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
 
 
 def test_bf16_default_is_close_to_fp32_adamw():
@@ -77,7 +78,8 @@ def test_bf16_default_is_close_to_fp32_adamw():
             torch.nn.functional.mse_loss(m(x.to(dt)).float(), y).backward()
             o.step()
     for pa, pb in zip(a.parameters(), b.parameters()):
-        torch.testing.assert_close(pa.float(), pb, rtol=0, atol=2e-2)
+        d = (pa.float() - pb).abs()
+        assert d.mean() <= 5e-3 and d.max() <= 5e-2, (d.mean(), d.max())
 
 
 @pytest.mark.parametrize("cls,kw", [(FlashAdamW, {}), (FlashLion, {"lr": 1e-3}), (FlashSGDW, {"momentum": 0.9}),
@@ -101,6 +103,18 @@ def test_state_dict_round_trip_is_bit_exact(cls, kw):
             assert torch.equal(sa[k][key], sb[k][key]), key
 
 
+def test_fp32_model_state_dict_round_trip():
+    ref = model()
+    a = model(torch.bfloat16)
+    opt = FlashAdamW(a.parameters(), lr=1e-2)
+    opt.set_fp32_model_state_dict(a, ref.state_dict())
+    sd = opt.get_fp32_model_state_dict(a)
+    for name, p in ref.state_dict().items():
+        assert sd[name].dtype == torch.float32
+        torch.testing.assert_close(sd[name], p, rtol=2.0 ** -14, atol=0)
+        torch.testing.assert_close(dict(a.named_parameters())[name].float(), p, rtol=2.0 ** -8, atol=0)
+
+
 def test_a_parameter_without_grad_is_skipped_with_its_own_step_count():
     a, b = model(), model()
     oa = FlashAdamW(a.parameters(), lr=1e-2)
@@ -114,7 +128,7 @@ def test_a_parameter_without_grad_is_skipped_with_its_own_step_count():
                 m[0].weight.grad = None  # skipped in step 2
             o.step()
     for pa, pb in zip(a.parameters(), b.parameters()):
-        torch.testing.assert_close(pa, pb, rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
     steps = [int(s["step"]) for s in oa.state_dict()["state"].values()]
     assert steps == [3, 4, 4, 4]
 
@@ -170,7 +184,7 @@ def test_grad_scaler_interplay():
     train(a, oa, 3, scaler=sa)
     train(b, ob, 3, scaler=sb)
     for pa, pb in zip(a.parameters(), b.parameters()):
-        torch.testing.assert_close(pa, pb, rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
 
 
 def test_check_numerics_refuses_a_non_finite_gradient():
