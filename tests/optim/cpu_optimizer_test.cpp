@@ -724,3 +724,60 @@ TEST_CASE("optim::flatten and optim::arena_layout: order, names, offsets, refusa
   huge[0].size = flashoptim::max_elements + 1;
   CHECK(optim::arena_layout<Config>::plan(huge, l).code() == status_code::invalid_argument);
 }
+
+TEST_CASE("lr check: report lists what a tiny lr cannot move; strict refuses steps until the lr is raised") {
+  using Config = adamw_default;
+  trainer<Config> tr;
+  auto gs = tr.groups(true);
+  gs[0].hyper.lr = 1e-9;  // group 0 only: a bf16 + int8 weight of ~0.5 ignores an update of 1e-9
+  flashoptim::cpu::optimizer<Config> opt;
+
+  SUBCASE("report") {
+    REQUIRE(opt.init(gs, {0, optim::lr_check_mode::report}).ok());
+    REQUIRE(!opt.lr_report().empty());
+    for (const auto& e : opt.lr_report().cannot_move) {
+      CHECK(e.group == 0);
+      CHECK(e.name == opt.names()[e.tensor]);
+    }
+    CHECK(opt.lr_report().tensors == tr.sizes.size());
+    tr.fill_grads();
+    CHECK(opt.step().ok());  // report mode only reports
+    REQUIRE(opt.set_lr(0, 1e-3).ok());
+    CHECK(opt.lr_report().empty());
+  }
+  SUBCASE("strict") {
+    REQUIRE(opt.init(gs, {0, optim::lr_check_mode::strict}).ok());
+    REQUIRE(!opt.lr_report().empty());
+    tr.fill_grads();
+    const snapshot<Config> s0(opt);
+    const auto refused = opt.step();
+    CHECK(refused.code() == status_code::hyperparameter_out_of_range);
+    CHECK(std::string(refused.message()).find("strict") != std::string::npos);
+    CHECK(opt.begin_step().code() == status_code::hyperparameter_out_of_range);
+    flashoptim::grad_pass_config cfg;
+    flashoptim::grad_control ctl = flashoptim::rule::initial_control(cfg);
+    const auto c0 = raw(ctl);
+    CHECK(opt.step(cfg, ctl).code() == status_code::hyperparameter_out_of_range);
+    CHECK(raw(ctl) == c0);
+    CHECK(snapshot<Config>(opt) == s0);
+    REQUIRE(opt.set_lr(0, 1e-3).ok());
+    CHECK(opt.lr_report().empty());
+    CHECK(opt.step().ok());
+    CHECK(opt.step_count() == 1);
+  }
+  SUBCASE("off") {
+    REQUIRE(opt.init(gs, {0, optim::lr_check_mode::off}).ok());
+    CHECK(opt.lr_report().empty());
+    CHECK(opt.lr_report().tensors == 0);
+  }
+  SUBCASE("refresh_lr_check measures the weights again") {
+    REQUIRE(opt.init(tr.groups(true), {0, optim::lr_check_mode::report}).ok());
+    REQUIRE(opt.lr_report().empty());
+    // group 1 (no decay): an update of ~lr = 1e-2 cannot move a weight of 1e4
+    for (auto& p : tr.params[4]) p = flashoptim::format::from_float<bf16>(1.0e4f);
+    CHECK(opt.lr_report().empty());  // measured at init
+    REQUIRE(opt.refresh_lr_check().ok());
+    REQUIRE(opt.lr_report().cannot_move.size() == 1);
+    CHECK(opt.lr_report().cannot_move[0].tensor == 4);
+  }
+}

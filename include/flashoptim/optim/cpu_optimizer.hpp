@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -26,6 +27,7 @@
 #include "flashoptim/codec/bulk.hpp"
 #include "flashoptim/cpu/grad_pass.hpp"
 #include "flashoptim/cpu/step.hpp"
+#include "flashoptim/optim/lr_check.hpp"
 #include "flashoptim/optim/params.hpp"
 
 namespace flashoptim::cpu {
@@ -85,6 +87,9 @@ class optimizer {
     swap(releasing_, o.releasing_);
     swap(release_inv_, o.release_inv_);
     swap(stepped_, o.stepped_);
+    swap(lr_report_, o.lr_report_);
+    swap(max_abs_, o.max_abs_);
+    swap(warned_, o.warned_);
   }
 
   /// Flattens and validates the groups (optim::flatten), plans and
@@ -142,6 +147,8 @@ class optimizer {
     next.initialized_ = true;
     // Nothing above wrote a byte the caller owns; from here on nothing fails.
     for (std::size_t i = 0; i < n; ++i) next.init_tensor(i);
+    next.measure_params();
+    next.check_lr();
     swap(next);
     return status();
   }
@@ -163,6 +170,7 @@ class optimizer {
     const status s = Config::rule::validate(h);
     if (!s.ok()) return status(s.code(), "group %zu: %s", g, s.message());
     flat_.hypers[g] = h;
+    check_lr();
     return status();
   }
   /// set_hyper with only the learning rate changed (a schedule's call).
@@ -171,6 +179,23 @@ class optimizer {
     hyper_type h = flat_.hypers[g];
     h.lr = lr;
     return set_hyper(g, h);
+  }
+  /// The tensors the current lrs cannot move (optim/lr_check.hpp), from
+  /// each tensor's largest |value| measured at init (or at the last
+  /// refresh_lr_check) and every group's hyperparameters; redone by every
+  /// set_hyper / set_lr. Empty with lr_check_mode::off. In report mode a
+  /// one-line warning goes to stderr the first time it is not empty; in
+  /// strict mode step(), step(cfg, ctl) and begin_step refuse while it is
+  /// not empty.
+  const optim::lr_report& lr_report() const { return lr_report_; }
+  /// Measures every tensor's largest |value| again (the weights have moved
+  /// since init) and redoes the check.
+  status refresh_lr_check() {
+    if (!initialized_)
+      return status(status_code::invalid_argument, "refresh_lr_check: the optimizer has no successful init()");
+    measure_params();
+    check_lr();
+    return status();
   }
   /// Steps completed (the next step is step_count() + 1).
   std::int64_t step_count() const { return step_count_; }
@@ -220,6 +245,7 @@ class optimizer {
   /// success; on error nothing is written.
   status step() {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("step()"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("step()"));
     step_args a;
     a.step = step_count_ + 1;
     FLASHOPTIM_RETURN_IF_ERROR(check_step(a));
@@ -241,6 +267,7 @@ class optimizer {
   /// and nothing else is written. Refused inside a release step.
   status step(const grad_pass_config& cfg, grad_control& ctl) {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("step(grad_pass_config, grad_control)"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("step(grad_pass_config, grad_control)"));
     step_args a;
     a.step = step_count_ + 1;
     FLASHOPTIM_RETURN_IF_ERROR(check_step(a));
@@ -269,6 +296,7 @@ class optimizer {
   /// hyperparameters for this step first.
   status begin_step(double inv_grad_scale = 1.0) {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("begin_step()"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_strict("begin_step()"));
     step_args a;
     a.step = step_count_ + 1;
     a.inv_grad_scale = inv_grad_scale;
@@ -438,6 +466,33 @@ FLASHOPTIM_OMP_PARALLEL_FOR
     }
   }
 
+  /// Every tensor's largest |decoded value|, for the lr check.
+  void measure_params() {
+    max_abs_.assign(tensors_.size(), 0.0);
+    if (options_.lr_check == optim::lr_check_mode::off) return;
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      max_abs_[i] = optim::max_abs_param<Config>(tensors_[i].param, tensors_[i].aux, tensors_[i].size);
+  }
+  /// Redoes the lr report from the measured magnitudes; warns once.
+  void check_lr() {
+    optim::lr_report r;
+    if (options_.lr_check != optim::lr_check_mode::off)
+      for (std::size_t i = 0; i < tensors_.size() && i < max_abs_.size(); ++i)
+        optim::lr_report_add<Config>(r, i, flat_.group[i], names_[i], tensors_[i].size,
+                                     flat_.hypers[static_cast<std::size_t>(flat_.group[i])], max_abs_[i]);
+    lr_report_ = std::move(r);
+    if (options_.lr_check == optim::lr_check_mode::report && !lr_report_.empty() && !warned_) {
+      std::fprintf(stderr, "%s\n", lr_report_.summary().c_str());
+      warned_ = true;
+    }
+  }
+  status check_strict(const char* who) const {
+    if (options_.lr_check == optim::lr_check_mode::strict && !lr_report_.empty())
+      return status(status_code::hyperparameter_out_of_range, "%s refused (lr_check_mode::strict): %.160s", who,
+                    lr_report_.summary().c_str());
+    return status();
+  }
+
   status check_group(std::size_t g, const char* who) const {
     if (g >= flat_.hypers.size())
       return status(status_code::invalid_argument, "%s: group %zu is out of range (%zu groups)", who, g,
@@ -498,6 +553,9 @@ FLASHOPTIM_OMP_PARALLEL_FOR
   bool releasing_ = false;
   double release_inv_ = 1.0;
   std::vector<unsigned char> stepped_;
+  optim::lr_report lr_report_;
+  std::vector<double> max_abs_;  ///< each tensor's largest |value| for the lr check
+  bool warned_ = false;          ///< report mode's stderr line was printed
 };
 
 }  // namespace flashoptim::cpu

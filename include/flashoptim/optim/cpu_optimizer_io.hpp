@@ -73,6 +73,7 @@ status load(optimizer<Config, Allocator>& opt, const std::string& path, const io
     for (std::size_t g = 0; g < file_hypers.size() && g < opt.group_count(); ++g)
       (void)opt.set_hyper(g, file_hypers[g]);
   (void)opt.set_step_count(step);
+  (void)opt.refresh_lr_check();  // the weights are the file's now
   return status();
 }
 
