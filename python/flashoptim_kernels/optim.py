@@ -51,6 +51,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
         self._engines = []  # (engine, [param, ...] in engine tensor order)
         self._device = torch.device("cpu")
         self._deferred = None  # CUDA: the state to load when the engines are built at the first step
+        self._bound = {}
+        self._release_hooks, self._released = [], {}
         self._built = False
         super().__init__(params, defaults)
         self._build()
@@ -83,7 +85,11 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                  "tensors in place")
             by_dtype.setdefault(p.dtype, None)
         for dtype in by_dtype:  # an unsupported combination fails here, not at the first step
-            config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize, self._momentum())
+            name = config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize,
+                               self._momentum())
+            if device.type == "cuda" and name not in _core.configurations("cuda"):
+                raise ValueError(f"flashoptim_kernels: configuration {name!r} is not compiled for CUDA in this build "
+                                 f"(compiled: {_core.configurations('cuda')})")
         self._device = device
         self._pushed = [self._hyper(g) for g in self.param_groups]
         if device.type == "cuda" and any(p.grad is None for p in params):
@@ -114,6 +120,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
                 engine = _core.make(name, groups, seed=self._seed, lr_check=self._lr_check)
             engines.append((engine, order))
         self._engines = engines
+        self._bound = {}  # id(engine) -> {tensor: the bound gradient's data_ptr}
         self._pushed = [self._hyper(g) for g in self.param_groups]
         if keep:
             self._push_state(keep)
@@ -123,6 +130,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
                 warnings.warn(report["summary"], stacklevel=3)
 
     def add_param_group(self, param_group):
+        if getattr(self, "_release_hooks", None):
+            raise RuntimeError("flashoptim_kernels: add_param_group after enable_gradient_release")
         super().add_param_group(param_group)
         if self._built:
             # a new engine over every group; the existing tensors keep their state
@@ -195,6 +204,13 @@ class _FlashOptimizer(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        if self._release_hooks:
+            for engine, _ in self._engines:
+                if engine.in_release_step:
+                    raise RuntimeError(f"flashoptim_kernels: gradient release: {self._released[id(engine)]} of "
+                                       f"{engine.tensor_count} parameters got a gradient in this backward; "
+                                       "every parameter needs one")
+            return loss
         if self._deferred is not None:
             self._build(keep=self._deferred)
         self._sync_hypers()
@@ -203,8 +219,17 @@ class _FlashOptimizer(torch.optim.Optimizer):
             if cuda:
                 # the step runs on the current stream (and is captured there by torch.cuda.graph)
                 engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
+            bound = self._bound.setdefault(id(engine), {})
             for i, p in enumerate(order):
-                engine.set_grad(i, None if p.grad is None else p.grad.detach())
+                # rebind only a gradient that moved: no DLPack export in the
+                # steady state (torch's CUDA export makes the default stream
+                # wait on the current one, which a graph capture refuses).
+                # The engine holds the bound gradient, so an equal address is
+                # the same, still allocated, buffer.
+                key = None if p.grad is None else p.grad.data_ptr()
+                if bound.get(i, -1) != key:
+                    engine.set_grad(i, None if p.grad is None else p.grad.detach())
+                    bound[i] = key
             if self._check_numerics:
                 out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
                 if out["skip"]:
@@ -212,6 +237,44 @@ class _FlashOptimizer(torch.optim.Optimizer):
             else:
                 engine.step()
         return loss
+
+    # ---- gradient release -----------------------------------------------
+    def enable_gradient_release(self):
+        """Steps each parameter as soon as backward has accumulated its
+        gradient (a post-accumulate-grad hook), then frees the gradient, so
+        the whole model's gradients never exist at once. step() then only
+        checks that every parameter was stepped; zero_grad has nothing left
+        to clear. Every parameter needs a gradient in every backward (one
+        step count per release step), one backward per step (no gradient
+        accumulation), and the global clip, GradScaler's skip and
+        check_numerics need every gradient at once, so they are not
+        available. CPU parameters only for now (the CUDA optimizer rebuilds
+        its tables for every new gradient buffer)."""
+        if self._device.type != "cpu":
+            raise NotImplementedError("flashoptim_kernels: gradient release on CUDA needs the device optimizer to take "
+                                      "a new gradient pointer without a table rebuild (not yet)")
+        if self._release_hooks:
+            return
+        where = self._locate()
+        for p in (p for g in self.param_groups for p in g["params"]):
+            engine, i = where[id(p)]
+            self._release_hooks.append(p.register_post_accumulate_grad_hook(
+                lambda param, engine=engine, i=i: self._release_step(engine, i, param)))
+
+    def _release_step(self, engine, i, p):
+        if not engine.in_release_step:
+            self._sync_hypers()
+            engine.begin_step()
+            self._released[id(engine)] = 0
+        with torch.no_grad():
+            engine.set_grad(i, p.grad.detach())
+            engine.step_tensor(i)
+            engine.set_grad(i, None)
+        self._bound.get(id(engine), {}).pop(i, None)
+        p.grad = None
+        self._released[id(engine)] += 1
+        if self._released[id(engine)] == engine.tensor_count:
+            engine.end_step()
 
     # ---- fp32 weights ---------------------------------------------------
     def _locate(self):

@@ -61,8 +61,7 @@ class device_impl final : public device_engine {
       if (!s.ok()) return status(s.code(), "group %zu: %s", g, s.message());
       gs[g].params = groups[g].params;
     }
-    FLASHOPTIM_RETURN_IF_ERROR(opt_.init(std::move(gs), o, as_stream(stream)));
-    return opt_.enable_release();
+    return opt_.init(std::move(gs), o, as_stream(stream));
   }
   std::size_t group_count() const override { return opt_.group_count(); }
   std::size_t tensor_count() const override { return opt_.tensor_count(); }
@@ -83,8 +82,8 @@ class device_impl final : public device_engine {
     if (i >= opt_.tensor_count()) return status(status_code::invalid_argument, "tensor %zu is out of range", i);
     if (static_cast<const void*>(opt_.tensors()[i].grad) == grad) return status();
     FLASHOPTIM_RETURN_IF_ERROR(opt_.set_grad(i, grad));
-    // the release tables hold gradient pointers too
-    return opt_.enable_release();
+    release_ready_ = false;  // the release tables hold gradient pointers too: rebuilt at the next begin_step
+    return status();
   }
   status step(std::uintptr_t stream) override {
     if (opt_.has_grad_pass()) opt_.clear_grad_pass();
@@ -103,6 +102,10 @@ class device_impl final : public device_engine {
   }
   status begin_step(double inv) override {
     if (opt_.has_grad_pass()) opt_.clear_grad_pass();
+    if (!release_ready_) {
+      FLASHOPTIM_RETURN_IF_ERROR(opt_.enable_release());  // one table per tensor (set-up: synchronous)
+      release_ready_ = true;
+    }
     return opt_.begin_step(inv);
   }
   status step_tensor(std::size_t i, std::uintptr_t stream) override {
@@ -193,6 +196,7 @@ class device_impl final : public device_engine {
   }
   opt_t opt_;
   grad_pass_config pass_{};
+  bool release_ready_ = false;
 };
 
 template <class Config>

@@ -133,6 +133,22 @@ def test_a_parameter_without_grad_is_skipped_with_its_own_step_count():
     assert steps == [3, 4, 4, 4]
 
 
+def test_gradient_release_equals_the_step():
+    a = model(torch.bfloat16)
+    b = copy.deepcopy(a)
+    oa, ob = FlashAdamW(a.parameters(), lr=1e-2), FlashAdamW(b.parameters(), lr=1e-2)
+    ob.enable_gradient_release()
+    train(a, oa, 3)
+    train(b, ob, 3)  # backward steps every parameter; step() checks
+    assert all(p.grad is None for p in b.parameters())
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.equal(pa.view(torch.int16), pb.view(torch.int16))
+    sa, sb = oa.state_dict()["state"], ob.state_dict()["state"]
+    for k in sa:
+        for key in sa[k]:
+            assert torch.equal(sa[k][key], sb[k][key]), key
+
+
 def test_param_groups_and_lr_scheduler():
     m = model()
     opt = FlashAdamW([{"params": m[0].parameters(), "weight_decay": 0.1},
