@@ -236,6 +236,12 @@ class _FlashOptimizer(torch.optim.Optimizer):
                     raise FloatingPointError("flashoptim_kernels: a gradient is not finite; the step wrote nothing")
             else:
                 engine.step()
+            if not cuda:
+                # let zero_grad(set_to_none=True) free the gradients: the CPU
+                # engine would otherwise keep the last ones alive
+                for i in range(len(order)):
+                    engine.set_grad(i, None)
+                bound.clear()
         return loss
 
     # ---- gradient release -----------------------------------------------
