@@ -124,10 +124,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         self._pushed = [self._hyper(g) for g in self.param_groups]
         if keep:
             self._push_state(keep)
-        for engine, _ in engines:
-            report = engine.lr_report()
-            if report["summary"] and self._lr_check == "report":
-                warnings.warn(report["summary"], stacklevel=3)
 
     def add_param_group(self, param_group):
         if getattr(self, "_release_hooks", None):

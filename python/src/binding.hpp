@@ -704,6 +704,11 @@ class cpu_opt final : public opt_base {
   /// Steps tensors `idx`, each with its own count + 1 and its group's
   /// hyperparameters: every check first, then cpu::step per tensor.
   void step_subset(const std::vector<std::size_t>& idx, double inv_grad_scale) {
+    // strict lr check: refused as the optimizer's own step() refuses
+    if (opt_.options().lr_check == optim::lr_check_mode::strict && !opt_.lr_report().empty())
+      check(status(status_code::hyperparameter_out_of_range, "refused (lr_check_mode::strict): %s",
+                   opt_.lr_report().summary().c_str()),
+            "step");
     std::vector<tensor_ref<Config>> ts;
     for (auto i : idx) {
       step_args a;

@@ -357,3 +357,19 @@ def test_fp32_weights_split_and_decode(config, rel):
         opt.set_fp32_param(2, x[:-1])
     with pytest.raises(TypeError):
         opt.set_fp32_param(2, x.astype(np.float64))
+
+
+def test_strict_lr_check_refuses_every_step_path():
+    p = bf16_bits(np.full(64, 1.0, np.float32))
+    q = p.copy()
+    g = bf16_bits(np.full(64, 1.0, np.float32))
+    opt = fk.make("adamw/bf16+int8/8bit", [([(p, g, "a"), (q, g, "b")], {"lr": 1e-9, "weight_decay": 0.0})],
+                  lr_check="strict")
+    before = (p.copy(), q.copy(), [opt.state(i) for i in range(2)])
+    with pytest.raises(fk.FlashoptimError, match="strict"):
+        opt.step()
+    opt.set_grad(1, None)  # the per-tensor path refuses too
+    with pytest.raises(fk.FlashoptimError, match="strict"):
+        opt.step()
+    assert np.array_equal(p, before[0]) and np.array_equal(q, before[1])
+    assert opt.step_counts() == [0, 0]
