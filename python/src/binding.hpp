@@ -124,10 +124,15 @@ array_view view_of(const Array& a, elem e, const std::string& what) {
     throw nb::type_error((what + ": dtype " + dtype_string(a.dtype()) + " is not the configuration's " +
                           elem_name(e) + (e == elem::bf16 ? " (or 16-bit integer bf16 bits)" : ""))
                              .c_str());
+  // An empty array is contiguous whatever its strides (numpy 2 gives an
+  // empty array stride 0).
   std::int64_t expected = 1, n = 1;
+  for (std::size_t k = 0; k < a.ndim(); ++k) n *= static_cast<std::int64_t>(a.shape(k));
+  const bool empty = n == 0;
+  n = 1;
   for (std::size_t k = a.ndim(); k-- > 0;) {
     const auto extent = static_cast<std::int64_t>(a.shape(k));
-    if (extent != 1 && a.stride(k) != expected)
+    if (!empty && extent != 1 && a.stride(k) != expected)
       throw nb::value_error((what + ": the array is not C-contiguous (dimension " + std::to_string(k) + " has stride " +
                              std::to_string(a.stride(k)) + " elements, " + std::to_string(expected) +
                              " expected); pass a contiguous copy (.contiguous() / np.ascontiguousarray)")
@@ -498,7 +503,7 @@ class cpu_opt final : public opt_base {
                                   .c_str());
       std::int64_t expected = 1;
       for (std::size_t d = a.ndim(); d-- > 0;) {
-        if (a.shape(d) != 1 && a.stride(d) != expected)
+        if (nbytes != 0 && a.shape(d) != 1 && a.stride(d) != expected)
           throw nb::value_error(("set_state: '" + k + "' is not C-contiguous").c_str());
         expected *= static_cast<std::int64_t>(a.shape(d));
       }

@@ -373,3 +373,14 @@ def test_strict_lr_check_refuses_every_step_path():
         opt.step()
     assert np.array_equal(p, before[0]) and np.array_equal(q, before[1])
     assert opt.step_counts() == [0, 0]
+
+
+def test_empty_arrays_with_any_strides_are_accepted():
+    # numpy 2 gives an empty array stride 0; an empty tensor is contiguous whatever its strides
+    m = Model(CONFIGS[0])
+    i = SIZES.index((0,))
+    m.params[i] = np.lib.stride_tricks.as_strided(m.params[i], shape=(0,), strides=(0,))
+    m.grads[i] = np.lib.stride_tricks.as_strided(m.grads[i], shape=(0,), strides=(0,))
+    opt = m.optimizer()
+    m.new_grads()
+    assert opt.step_and_compare_serial() == ""
