@@ -2,27 +2,33 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The adapter between the training run and flashoptim: every use of the
-// library's step API is in this file. Per tensor it allocates the parameter
-// (in the configuration's dtype), the gradient (in its gradient dtype) and
-// one block that state_layout cuts into the correction and the states; it
-// initializes them (codec::split / device::init_tensor_async) and steps them
-// (cpu::step, device::step_plan, or device::offload_plan for --offload).
+// library's optimizer API is in this file. Per tensor it allocates the
+// parameter (in the configuration's dtype) and the gradient (in its gradient
+// dtype), the trainer's side; the owning optimizer -- cpu::optimizer on the
+// CPU, device::optimizer on the GPU -- allocates the corrections and states
+// in one arena, initializes them from the fp32 weights and steps two
+// parameter groups (decay: matrices and the embedding; no decay: biases).
+// --offload keeps a fraction of the states in pinned host memory, which the
+// device optimizer cannot yet: that path lays out its tensor_refs itself
+// (state_layout) and steps them with one device::offload_plan per group.
 // Built as CUDA when the toolkit is there (TRAIN_HAS_CUDA), as C++ otherwise.
 #include "optimizers.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include <flashoptim/flashoptim.hpp>
+#include <flashoptim/optim/cpu_optimizer.hpp>
 
 #if TRAIN_HAS_CUDA
 #include <cuda_runtime.h>
 
 #include <flashoptim/device/offload.cuh>
 #include <flashoptim/device/state_init.cuh>
-#include <flashoptim/device/step_plan.cuh>
+#include <flashoptim/optim/device_optimizer.cuh>
 #endif
 
 namespace train {
@@ -47,15 +53,90 @@ using lion_fp32 = fo::step_config<fo::rule::lion, c::native<float>, float, c::pr
 using lion_flash = fo::step_config<fo::rule::lion, ulp8, fo::bf16, c::defaults::momentum>;
 
 template <class Config>
-typename Config::hyper make_hyper(double lr, const hyper_params& hp) {
+typename Config::hyper make_hyper(double lr, double weight_decay) {
   typename Config::hyper h;  // the library's (PyTorch's) defaults: betas, eps
   h.lr = lr;
-  h.weight_decay = hp.weight_decay;
+  h.weight_decay = weight_decay;
   if constexpr (std::is_same<typename Config::rule, fo::rule::sgd>::value) h.momentum = 0.9;
   return h;
 }
 
 std::string message(const fo::status& s) { return s.ok() ? std::string() : std::string(s.what()); }
+
+/// The parameter groups: the decay group (if any tensor decays), then the
+/// one without (if any tensor does not). group_of[i] is model tensor i's
+/// group, flat[i] its index in the optimizer's flattened list (group 0's
+/// tensors first, each group in model order), which also picks its
+/// stochastic-rounding seed, optim::tensor_seed(seed, flat[i]).
+struct grouping {
+  std::vector<bool> decays;  ///< per group
+  std::vector<std::size_t> group_of, flat;
+  std::vector<std::vector<std::size_t>> members;  ///< model tensors of each group, in order
+
+  explicit grouping(const std::vector<tensor_info>& t) {
+    for (const bool d : {true, false}) {
+      std::vector<std::size_t> m;
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (t[i].decay == d) m.push_back(i);
+      if (m.empty()) continue;
+      decays.push_back(d);
+      members.push_back(std::move(m));
+    }
+    group_of.resize(t.size());
+    flat.resize(t.size());
+    std::size_t k = 0;
+    for (std::size_t g = 0; g < members.size(); ++g)
+      for (const std::size_t i : members[g]) group_of[i] = g, flat[i] = k++;
+  }
+};
+
+/// The optimizer's groups over the adapter's buffers, split from `w`.
+template <class Config>
+std::vector<fo::optim::param_group<Config>> make_groups(const std::vector<tensor_info>& tensors, const grouping& gr,
+                                                        const hyper_params& hp, double multiplier,
+                                                        const std::vector<void*>& params,
+                                                        const std::vector<const void*>& grads,
+                                                        const std::vector<const float*>& init) {
+  std::vector<fo::optim::param_group<Config>> groups(gr.members.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    groups[g].hyper = make_hyper<Config>(hp.lr * multiplier, gr.decays[g] ? hp.weight_decay : 0.0);
+    for (const std::size_t i : gr.members[g]) {
+      fo::optim::param_spec s;
+      s.param = params[i];
+      s.grad = grads[i];
+      s.size = tensors[i].size;
+      s.name = tensors[i].name;
+      s.rows = tensors[i].rows;
+      s.cols = tensors[i].cols;
+      s.init_fp32 = init[i];
+      groups[g].params.push_back(std::move(s));
+    }
+  }
+  return groups;
+}
+
+/// The options every optimizer here gets. The lr check is off: it asks
+/// whether one step at the current lr can move a tensor, and the schedule's
+/// warm-up starts near zero, where every 16-bit mode would be reported;
+/// the side-by-side run shows what a too-small step does (naive bf16).
+fo::optim::optimizer_options optimizer_options(const hyper_params& hp) {
+  fo::optim::optimizer_options o;
+  o.seed = hp.seed;
+  o.lr_check = fo::optim::lr_check_mode::off;
+  return o;
+}
+
+/// The summary's figures from an owning optimizer's memory() report.
+optimizer_memory from_report(const fo::optim::memory_report& r) {
+  optimizer_memory m;
+  m.params = r.elements;
+  m.param_bytes = r.param_bytes;
+  m.correction_bytes = r.correction_bytes;
+  m.state_bytes = r.state_code_bytes + r.state_scale_bytes;
+  m.grad_bytes = r.grad_bytes;
+  m.allocated_bytes = r.param_bytes + r.arena_bytes + r.table_bytes;
+  return m;
+}
 
 struct host_free {
   void operator()(void* p) const { std::free(p); }
@@ -66,82 +147,66 @@ host_block host_alloc(std::int64_t bytes) {
   return host_block(rounded > 0 ? std::aligned_alloc(256, static_cast<std::size_t>(rounded)) : nullptr);
 }
 
-// ---------------------------------------------------------------- CPU
+// ---------------------------------------------------------------- CPU: cpu::optimizer
 template <class Config>
 class cpu_optimizer final : public optimizer {
   using P = typename Config::param_type;
   using G = typename Config::grad_type;
 
  public:
-  cpu_optimizer(const config_info& info, const std::vector<std::int64_t>& sizes, const hyper_params& hp)
-      : info_(info), hp_(hp) {
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      tensor t;
-      t.layout = fo::state_layout<Config>::for_size(sizes[i]);
-      t.param = host_alloc(sizes[i] * static_cast<std::int64_t>(sizeof(P)));
-      t.grad = host_alloc(sizes[i] * static_cast<std::int64_t>(sizeof(G)));
-      t.state = host_alloc(t.layout.bytes);
-      fo::tensor_ref<Config> r;
-      t.layout.carve(t.state.get(), r);  // correction and state buffers, r.size
-      r.param = static_cast<P*>(t.param.get());
-      r.grad = static_cast<const G*>(t.grad.get());
-      r.seed = i;
-      refs_.push_back(r);
-      tensors_.push_back(std::move(t));
+  cpu_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp)
+      : info_(info), hp_(hp), tensors_(tensors), groups_(tensors) {
+    for (const auto& t : tensors) {
+      params_.push_back(host_alloc(t.size * static_cast<std::int64_t>(sizeof(P))));
+      grads_.push_back(host_alloc(t.size * static_cast<std::int64_t>(sizeof(G))));
     }
   }
   const config_info& info() const override { return info_; }
   std::string init(const std::vector<std::vector<float>>& w) override {
-    for (std::size_t i = 0; i < refs_.size(); ++i) {
-      const auto& r = refs_[i];
-      // states zero first: the block holds the correction too, which split then writes
-      if (tensors_[i].layout.bytes) std::memset(tensors_[i].state.get(), 0, static_cast<std::size_t>(tensors_[i].layout.bytes));
-      if (auto s = c::split<typename Config::master>(w[i].data(), r.size, r.param, r.aux); !s.ok()) return message(s);
+    if (w.size() != tensors_.size()) return "init: " + std::to_string(w.size()) + " weight tensors for " +
+                                            std::to_string(tensors_.size());
+    std::vector<void*> p;
+    std::vector<const void*> g;
+    std::vector<const float*> x;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      if (static_cast<std::int64_t>(w[i].size()) != tensors_[i].size) return "init: " + tensors_[i].name + " has the wrong size";
+      p.push_back(params_[i].get());
+      g.push_back(grads_[i].get());
+      x.push_back(w[i].data());
     }
-    return {};
+    fo::cpu::step_options so;
+    so.threads = hp_.cpu_threads;
+    return message(opt_.init(make_groups<Config>(tensors_, groups_, hp_, info_.lr_multiplier, p, g, x),
+                             optimizer_options(hp_), so));
   }
   void param_to_float(std::size_t i, float* dst) override {
-    const auto& r = refs_[i];
-    for (std::int64_t j = 0; j < r.size; ++j) dst[j] = fo::format::to_float(r.param[j]);
+    const P* p = static_cast<const P*>(params_[i].get());
+    for (std::int64_t j = 0; j < tensors_[i].size; ++j) dst[j] = fo::format::to_float(p[j]);
   }
   std::string master_to_float(std::size_t i, float* dst) override {
-    return message(c::reconstruct<typename Config::master>(refs_[i].param, refs_[i].aux, refs_[i].size, dst));
+    const auto& t = opt_.tensors()[groups_.flat[i]];
+    return message(c::reconstruct<typename Config::master>(t.param, t.aux, t.size, dst));
   }
   void grad_from_float(std::size_t i, const float* src) override {
-    G* g = static_cast<G*>(tensors_[i].grad.get());
-    for (std::int64_t j = 0; j < refs_[i].size; ++j) g[j] = fo::format::from_float<G>(src[j]);
+    G* g = static_cast<G*>(grads_[i].get());
+    for (std::int64_t j = 0; j < tensors_[i].size; ++j) g[j] = fo::format::from_float<G>(src[j]);
   }
   std::string step(double lr, std::int64_t step) override {
-    fo::step_args a;
-    a.step = step;
-    fo::cpu::step_options o;
-    o.threads = hp_.cpu_threads;
-    return message(
-        fo::cpu::step<Config>(make_hyper<Config>(lr * info_.lr_multiplier, hp_), a, refs_.data(), refs_.size(), o));
+    if (step != opt_.step_count() + 1)
+      return "step " + std::to_string(step) + " after " + std::to_string(opt_.step_count()) + " steps";
+    for (std::size_t g = 0; g < opt_.group_count(); ++g)
+      if (auto s = opt_.set_lr(g, lr * info_.lr_multiplier); !s.ok()) return message(s);
+    return message(opt_.step());
   }
-  optimizer_memory memory() const override {
-    optimizer_memory m;
-    for (const auto& t : tensors_) {
-      const auto& l = t.layout;
-      m.params += l.size;
-      m.param_bytes += l.size * static_cast<std::int64_t>(sizeof(P));
-      m.correction_bytes += l.aux_bytes;
-      for (const auto& piece : l.slots) m.state_bytes += piece.code_bytes + piece.scale_bytes;
-      m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(G));
-      m.allocated_bytes += (l.size * static_cast<std::int64_t>(sizeof(P)) + 255) / 256 * 256 + l.bytes;
-    }
-    return m;
-  }
+  optimizer_memory memory() const override { return from_report(opt_.memory()); }
 
  private:
-  struct tensor {
-    fo::state_layout<Config> layout;
-    host_block param, grad, state;
-  };
   config_info info_;
   hyper_params hp_;
-  std::vector<tensor> tensors_;
-  std::vector<fo::tensor_ref<Config>> refs_;
+  std::vector<tensor_info> tensors_;
+  grouping groups_;
+  std::vector<host_block> params_, grads_;  // the trainer's: the optimizer points at them
+  fo::cpu::optimizer<Config> opt_;
 };
 
 // ---------------------------------------------------------------- GPU
@@ -170,153 +235,283 @@ struct pinned_free {
 using device_block = std::unique_ptr<void, device_free>;
 using pinned_block = std::unique_ptr<void, pinned_free>;
 
+std::string device_alloc(std::int64_t bytes, device_block& out) {
+  void* p = nullptr;
+  if (auto e = cuda_message(cudaMalloc(&p, static_cast<std::size_t>(std::max<std::int64_t>(1, bytes))), "cudaMalloc");
+      !e.empty())
+    return e;
+  out.reset(p);
+  return {};
+}
+
+/// The trainer's side of a GPU optimizer: each tensor's parameter and
+/// gradient in device memory, and the dtype conversions the model needs.
 template <class Config>
-class gpu_optimizer final : public optimizer {
+class gpu_buffers {
+ protected:
   using P = typename Config::param_type;
   using G = typename Config::grad_type;
 
- public:
-  gpu_optimizer(const config_info& info, const hyper_params& hp, double offload) : info_(info), hp_(hp), offload_(offload) {}
+  std::string allocate(const std::vector<tensor_info>& tensors) {
+    for (const auto& t : tensors) {
+      params_.emplace_back();
+      grads_.emplace_back();
+      if (auto e = device_alloc(t.size * static_cast<std::int64_t>(sizeof(P)), params_.back()); !e.empty()) return e;
+      if (auto e = device_alloc(t.size * static_cast<std::int64_t>(sizeof(G)), grads_.back()); !e.empty()) return e;
+    }
+    return {};
+  }
+  P* param(std::size_t i) const { return static_cast<P*>(params_[i].get()); }
+  G* grad(std::size_t i) const { return static_cast<G*>(grads_[i].get()); }
+  void to_float(std::size_t i, std::int64_t n, float* dst) { to_float_kernel<<<blocks_for(n), 256>>>(param(i), n, dst); }
+  void from_float(std::size_t i, std::int64_t n, const float* src) {
+    from_float_kernel<<<blocks_for(n), 256>>>(src, n, grad(i));
+  }
 
-  /// Allocates every buffer; tensors [0, host_count) keep their parameter
-  /// copy, correction and states in pinned host memory.
-  std::string allocate(const std::vector<std::int64_t>& sizes) {
+  std::vector<device_block> params_, grads_;
+};
+
+// ---------------------------------------------------------------- GPU: device::optimizer
+template <class Config>
+class gpu_optimizer final : public optimizer, gpu_buffers<Config> {
+  using base = gpu_buffers<Config>;
+
+ public:
+  gpu_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp)
+      : info_(info), hp_(hp), tensors_(tensors), groups_(tensors) {}
+  std::string allocate() { return base::allocate(tensors_); }
+
+  const config_info& info() const override { return info_; }
+  std::string init(const std::vector<std::vector<float>>& w) override {
+    if (w.size() != tensors_.size()) return "init: " + std::to_string(w.size()) + " weight tensors for " +
+                                            std::to_string(tensors_.size());
+    // the fp32 weights in device memory until init (which synchronizes) has split them
+    std::vector<device_block> up(tensors_.size());
+    std::vector<void*> p;
+    std::vector<const void*> g;
+    std::vector<const float*> x;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      const std::int64_t n = tensors_[i].size;
+      if (static_cast<std::int64_t>(w[i].size()) != n) return "init: " + tensors_[i].name + " has the wrong size";
+      if (auto e = device_alloc(n * 4, up[i]); !e.empty()) return e;
+      if (auto e = cuda_message(cudaMemcpy(up[i].get(), w[i].data(), static_cast<std::size_t>(n) * 4,
+                                           cudaMemcpyHostToDevice), "copy");
+          !e.empty())
+        return e;
+      p.push_back(base::param(i));
+      g.push_back(base::grad(i));
+      x.push_back(static_cast<const float*>(up[i].get()));
+    }
+    return message(opt_.init(make_groups<Config>(tensors_, groups_, hp_, info_.lr_multiplier, p, g, x),
+                             optimizer_options(hp_), nullptr));
+  }
+  void param_to_float(std::size_t i, float* dst) override { base::to_float(i, tensors_[i].size, dst); }
+  std::string master_to_float(std::size_t i, float* dst) override {
+    const auto& t = opt_.tensors()[groups_.flat[i]];
+    return message(fo::device::reconstruct_async<typename Config::master>(t.param, t.aux, t.size, dst, nullptr));
+  }
+  void grad_from_float(std::size_t i, const float* src) override { base::from_float(i, tensors_[i].size, src); }
+  std::string step(double lr, std::int64_t step) override {
+    // the optimizer counts on the device (reading it would synchronize): keep a host twin
+    if (step != steps_ + 1) return "step " + std::to_string(step) + " after " + std::to_string(steps_) + " steps";
+    for (std::size_t g = 0; g < opt_.group_count(); ++g)
+      if (auto s = opt_.set_lr(g, lr * info_.lr_multiplier, nullptr); !s.ok()) return message(s);
+    if (auto s = opt_.step_async(nullptr); !s.ok()) return message(s);
+    ++steps_;
+    return {};
+  }
+  optimizer_memory memory() const override { return from_report(opt_.memory()); }
+
+ private:
+  config_info info_;
+  hyper_params hp_;
+  std::vector<tensor_info> tensors_;
+  grouping groups_;
+  std::int64_t steps_ = 0;
+  fo::device::optimizer<Config> opt_;
+};
+
+// ---------------------------------------------------------------- GPU with --offload: device::offload_plan
+// The device optimizer has no off-load option yet: this path lays out each
+// tensor's correction and states itself (state_layout), in device memory or,
+// for the first tensors of each group (layout::offload_count of the
+// fraction), in pinned host memory, and steps each group with its own
+// offload_plan. The groups, their order and the seeds are the device
+// optimizer's, so the two paths start from the same bytes.
+template <class Config>
+class offload_optimizer final : public optimizer, gpu_buffers<Config> {
+  using base = gpu_buffers<Config>;
+  using P = typename Config::param_type;
+
+ public:
+  offload_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp,
+                    double offload)
+      : info_(info), hp_(hp), offload_(offload), tensors_(tensors), groups_(tensors) {}
+
+  /// Allocates every buffer.
+  std::string allocate() {
     if (auto s = fo::layout::check_offload_fraction(offload_); !s.ok()) return message(s);
-    host_count_ = fo::layout::offload_count(sizes.data(), sizes.size(), offload_);
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      tensor t;
-      const std::int64_t n = sizes[i];
-      t.layout = fo::state_layout<Config>::for_size(n);
-      const bool host = i < host_count_;
-      void* p = nullptr;
-      if (auto e = cuda_message(cudaMalloc(&p, std::max<std::size_t>(1, n * sizeof(P))), "cudaMalloc"); !e.empty()) return e;
-      t.param.reset(p);
-      if (auto e = cuda_message(cudaMalloc(&p, std::max<std::size_t>(1, n * sizeof(G))), "cudaMalloc"); !e.empty()) return e;
-      t.grad.reset(p);
-      fo::tensor_ref<Config> d;
-      d.size = n;
-      d.seed = i;
-      if (host) {
-        if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::size_t>(1, n * sizeof(P)), cudaHostAllocDefault), "cudaHostAlloc");
-            !e.empty())
-          return e;
-        t.host_param.reset(p);
-        if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::int64_t>(1, t.layout.bytes), cudaHostAllocDefault), "cudaHostAlloc");
-            !e.empty())
-          return e;
-        t.host_state.reset(p);
-        fo::tensor_ref<Config> h;
-        t.layout.carve(t.host_state.get(), h);
-        h.param = static_cast<P*>(t.host_param.get());
-        host_refs_.push_back(h);
-      } else {
-        if (auto e = cuda_message(cudaMalloc(&p, std::max<std::int64_t>(1, t.layout.bytes)), "cudaMalloc"); !e.empty()) return e;
-        t.state.reset(p);
-        t.layout.carve(t.state.get(), d);
+    if (groups_.members.size() > parts_.size()) return "more parameter groups than the off-load path has plans";
+    if (auto e = base::allocate(tensors_); !e.empty()) return e;
+    state_.resize(tensors_.size());
+    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
+      part& pt = parts_[g];
+      std::vector<std::int64_t> sizes;
+      for (const std::size_t i : groups_.members[g]) sizes.push_back(tensors_[i].size);
+      pt.host_count = fo::layout::offload_count(sizes.data(), sizes.size(), offload_);
+      for (std::size_t k = 0; k < groups_.members[g].size(); ++k) {
+        const std::size_t i = groups_.members[g][k];
+        tensor_state& t = state_[i];
+        const std::int64_t n = tensors_[i].size;
+        t.layout = fo::state_layout<Config>::for_size(n);
+        t.host = k < pt.host_count;
+        fo::tensor_ref<Config> d;
+        d.size = n;
+        d.seed = fo::optim::tensor_seed(hp_.seed, groups_.flat[i]);
+        d.param = base::param(i);
+        d.grad = base::grad(i);
+        void* p = nullptr;
+        if (t.host) {
+          if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::size_t>(1, n * sizeof(P)), cudaHostAllocDefault),
+                                    "cudaHostAlloc");
+              !e.empty())
+            return e;
+          t.host_param.reset(p);
+          if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::int64_t>(1, t.layout.bytes), cudaHostAllocDefault),
+                                    "cudaHostAlloc");
+              !e.empty())
+            return e;
+          t.host_state.reset(p);
+          fo::tensor_ref<Config> h;
+          t.layout.carve(t.host_state.get(), h);
+          h.param = static_cast<P*>(t.host_param.get());
+          t.host_ref = h;
+          pt.host_refs.push_back(h);
+        } else {
+          if (auto e = device_alloc(t.layout.bytes, t.state); !e.empty()) return e;
+          t.layout.carve(t.state.get(), d);
+        }
+        t.ref = d;
+        pt.refs.push_back(d);
       }
-      d.param = static_cast<P*>(t.param.get());
-      d.grad = static_cast<const G*>(t.grad.get());
-      refs_.push_back(d);
-      tensors_.push_back(std::move(t));
     }
     return {};
   }
 
   const config_info& info() const override { return info_; }
   std::string init(const std::vector<std::vector<float>>& w) override {
-    for (std::size_t i = 0; i < refs_.size(); ++i) {
-      const std::int64_t n = refs_[i].size;
-      if (i < host_count_) {  // off-loaded: split on the host, the parameter copied up
-        auto& h = host_refs_[i];
-        std::memset(tensors_[i].host_state.get(), 0, static_cast<std::size_t>(tensors_[i].layout.bytes));  // before split: it holds the correction
-        if (auto s = c::split<typename Config::master>(w[i].data(), n, h.param, h.aux); !s.ok()) return message(s);
-        if (auto e = cuda_message(cudaMemcpy(refs_[i].param, h.param, n * sizeof(P), cudaMemcpyHostToDevice), "copy");
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+      const std::int64_t n = tensors_[i].size;
+      tensor_state& t = state_[i];
+      if (t.host) {  // off-loaded: split on the host, the parameter copied up
+        std::memset(t.host_state.get(), 0, static_cast<std::size_t>(t.layout.bytes));  // before split: it holds the correction
+        if (auto s = c::split<typename Config::master>(w[i].data(), n, t.host_ref.param, t.host_ref.aux); !s.ok())
+          return message(s);
+        if (auto e = cuda_message(cudaMemcpy(t.ref.param, t.host_ref.param, n * sizeof(P), cudaMemcpyHostToDevice), "copy");
             !e.empty())
           return e;
         continue;
       }
-      void* x = nullptr;
-      if (auto e = cuda_message(cudaMalloc(&x, std::max<std::size_t>(1, n * 4)), "cudaMalloc"); !e.empty()) return e;
-      device_block tmp(x);
-      if (auto e = cuda_message(cudaMemcpy(x, w[i].data(), n * 4, cudaMemcpyHostToDevice), "copy"); !e.empty()) return e;
-      if (auto s = fo::device::init_tensor_async(static_cast<const float*>(x), refs_[i], nullptr); !s.ok()) return message(s);
+      device_block x;
+      if (auto e = device_alloc(n * 4, x); !e.empty()) return e;
+      if (auto e = cuda_message(cudaMemcpy(x.get(), w[i].data(), n * 4, cudaMemcpyHostToDevice), "copy"); !e.empty())
+        return e;
+      if (auto s = fo::device::init_tensor_async(static_cast<const float*>(x.get()), t.ref, nullptr); !s.ok())
+        return message(s);
       if (auto e = cuda_message(cudaDeviceSynchronize(), "init"); !e.empty()) return e;
     }
-    if (offload_ > 0)
-      return message(offload_plan_.build(refs_.data(), refs_.size(), offload_, host_refs_.data(), host_refs_.size()));
-    return message(plan_.build(refs_.data(), refs_.size()));
+    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
+      part& pt = parts_[g];
+      if (auto s = pt.plan.build(pt.refs.data(), pt.refs.size(), offload_, pt.host_refs.data(), pt.host_refs.size());
+          !s.ok())
+        return "group " + std::to_string(g) + ": " + message(s);
+    }
+    return {};
   }
-  void param_to_float(std::size_t i, float* dst) override {
-    to_float_kernel<<<blocks_for(refs_[i].size), 256>>>(refs_[i].param, refs_[i].size, dst);
-  }
+  void param_to_float(std::size_t i, float* dst) override { base::to_float(i, tensors_[i].size, dst); }
   std::string master_to_float(std::size_t i, float* dst) override {
-    const std::int64_t n = refs_[i].size;
-    if (i >= host_count_)
-      return message(fo::device::reconstruct_async<typename Config::master>(refs_[i].param, refs_[i].aux, n, dst, nullptr));
+    const tensor_state& t = state_[i];
+    const std::int64_t n = tensors_[i].size;
+    if (!t.host)
+      return message(fo::device::reconstruct_async<typename Config::master>(t.ref.param, t.ref.aux, n, dst, nullptr));
     std::vector<float> x(static_cast<std::size_t>(n));  // off-loaded: the correction is on the host
-    if (auto s = c::reconstruct<typename Config::master>(host_refs_[i].param, host_refs_[i].aux, n, x.data()); !s.ok())
+    if (auto s = c::reconstruct<typename Config::master>(t.host_ref.param, t.host_ref.aux, n, x.data()); !s.ok())
       return message(s);
     return cuda_message(cudaMemcpy(dst, x.data(), n * 4, cudaMemcpyHostToDevice), "copy");
   }
-  void grad_from_float(std::size_t i, const float* src) override {
-    from_float_kernel<<<blocks_for(refs_[i].size), 256>>>(src, refs_[i].size, static_cast<G*>(tensors_[i].grad.get()));
-  }
+  void grad_from_float(std::size_t i, const float* src) override { base::from_float(i, tensors_[i].size, src); }
   std::string step(double lr, std::int64_t step) override {
     fo::step_args a;
     a.step = step;
-    const auto h = make_hyper<Config>(lr * info_.lr_multiplier, hp_);
-    return message(offload_ > 0 ? offload_plan_.step(h, a, nullptr) : plan_.step_async(h, a, nullptr));
+    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
+      const auto h = make_hyper<Config>(lr * info_.lr_multiplier, groups_.decays[g] ? hp_.weight_decay : 0.0);
+      if (auto s = parts_[g].plan.step(h, a, nullptr); !s.ok()) return "group " + std::to_string(g) + ": " + message(s);
+    }
+    return {};
   }
+  /// From the layouts of what allocate() made (no owning optimizer here).
   optimizer_memory memory() const override {
     optimizer_memory m;
-    for (std::size_t i = 0; i < tensors_.size(); ++i) {
-      const auto& l = tensors_[i].layout;
+    for (const auto& t : state_) {
+      const auto& l = t.layout;
       const std::int64_t pb = l.size * static_cast<std::int64_t>(sizeof(P));
       m.params += l.size;
       m.param_bytes += pb;
       m.correction_bytes += l.aux_bytes;
       for (const auto& piece : l.slots) m.state_bytes += piece.code_bytes + piece.scale_bytes;
-      m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(G));
-      m.allocated_bytes += (pb + 255) / 256 * 256 + l.bytes;
-      if (i < host_count_) m.host_bytes += (pb + 255) / 256 * 256 + l.bytes;  // the host copy and the states
+      m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
+      m.allocated_bytes += pb + l.bytes;
+      if (t.host) m.host_bytes += (pb + 255) / 256 * 256 + l.bytes;  // the host copy and the states
     }
     return m;
   }
 
  private:
-  struct tensor {
+  struct tensor_state {
     fo::state_layout<Config> layout;
-    device_block param, grad, state;
+    bool host = false;
+    fo::tensor_ref<Config> ref, host_ref;  // device view; host view when off-loaded
+    device_block state;
     pinned_block host_param, host_state;
+  };
+  struct part {  // one parameter group
+    std::size_t host_count = 0;
+    std::vector<fo::tensor_ref<Config>> refs, host_refs;
+    fo::device::offload_plan<Config> plan;
   };
   config_info info_;
   hyper_params hp_;
   double offload_;
-  std::size_t host_count_ = 0;
-  std::vector<tensor> tensors_;
-  std::vector<fo::tensor_ref<Config>> refs_, host_refs_;
-  fo::device::step_plan<Config> plan_;
-  fo::device::offload_plan<Config> offload_plan_;
+  std::vector<tensor_info> tensors_;
+  grouping groups_;
+  std::vector<tensor_state> state_;
+  std::array<part, 2> parts_;  // decay, no decay
 };
 #endif
 
 // ---------------------------------------------------------------- the table
-using factory = std::unique_ptr<optimizer> (*)(const config_info&, place, const std::vector<std::int64_t>&, double,
+using factory = std::unique_ptr<optimizer> (*)(const config_info&, place, const std::vector<tensor_info>&, double,
                                                const hyper_params&, std::string&);
 
 template <class Config>
-std::unique_ptr<optimizer> make(const config_info& info, place where, const std::vector<std::int64_t>& sizes,
+std::unique_ptr<optimizer> make(const config_info& info, place where, const std::vector<tensor_info>& tensors,
                                 double offload, const hyper_params& hp, std::string& error) {
   if (where == place::cpu) {
     if (offload > 0) {
       error = "--offload needs the GPU";
       return nullptr;
     }
-    return std::make_unique<cpu_optimizer<Config>>(info, sizes, hp);
+    return std::make_unique<cpu_optimizer<Config>>(info, tensors, hp);
   }
 #if TRAIN_HAS_CUDA
-  auto o = std::make_unique<gpu_optimizer<Config>>(info, hp, offload);
-  error = o->allocate(sizes);
+  if (offload > 0) {
+    auto o = std::make_unique<offload_optimizer<Config>>(info, tensors, hp, offload);
+    error = o->allocate();
+    if (!error.empty()) return nullptr;
+    return o;
+  }
+  auto o = std::make_unique<gpu_optimizer<Config>>(info, tensors, hp);
+  error = o->allocate();
   if (!error.empty()) return nullptr;
   return o;
 #else
@@ -324,7 +519,6 @@ std::unique_ptr<optimizer> make(const config_info& info, place where, const std:
   return nullptr;
 #endif
 }
-
 struct entry {
   config_info info;
   factory create;
@@ -366,10 +560,10 @@ const config_info* find_configuration(const std::string& name) {
   return nullptr;
 }
 
-std::unique_ptr<optimizer> make_optimizer(const std::string& name, place where, const std::vector<std::int64_t>& sizes,
+std::unique_ptr<optimizer> make_optimizer(const std::string& name, place where, const std::vector<tensor_info>& tensors,
                                           double offload, const hyper_params& hp, std::string& error) {
   for (const auto& e : entries())
-    if (name == e.info.name) return e.create(e.info, where, sizes, offload, hp, error);
+    if (name == e.info.name) return e.create(e.info, where, tensors, offload, hp, error);
   error = "unknown configuration '" + name + "'";
   return nullptr;
 }

@@ -1,8 +1,9 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The training run's only contact with flashoptim's step API: a small
-// optimizer interface over the library's buffers, and the list of
+// The training run's only contact with flashoptim: a small optimizer
+// interface over the library's owning optimizers (cpu::optimizer,
+// device::optimizer; device::offload_plan for --offload), and the list of
 // configurations this example instantiates. The model and the driver see
 // parameters as fp32 (decoded from the parameter dtype) and hand back fp32
 // gradients (encoded into the gradient dtype); what lives between the steps
@@ -28,19 +29,35 @@ struct config_info {
 const std::vector<config_info>& configurations();
 const config_info* find_configuration(const std::string& name);
 
-/// Bytes of what the optimizer allocated (parameters, corrections, states),
-/// summed over tensors; gradients apart.
+/// One model tensor as the optimizer sees it.
+struct tensor_info {
+  std::int64_t size = 0;
+  std::string name;
+  std::int64_t rows = 0, cols = 0;  ///< 2-D shape of a matrix; 0, 0 for a vector
+  /// In the weight-decay group (matrices and the embedding); biases are in
+  /// the group without decay.
+  bool decay = true;
+};
+
+/// Bytes per kind, summed over tensors: from the optimizer's memory()
+/// report (what it allocated, beside the model's parameter and gradient
+/// bytes), or under --offload from the state layouts of what the adapter
+/// allocated.
 struct optimizer_memory {
   std::int64_t params = 0;  ///< elements
   std::int64_t param_bytes = 0, correction_bytes = 0, state_bytes = 0, grad_bytes = 0;
-  std::int64_t allocated_bytes = 0;  ///< parameters + corrections + states with the 256-byte padding
-  std::int64_t host_bytes = 0;       ///< of those, in pinned host memory (off-load)
+  /// Parameters + what the optimizer allocated: its arena (corrections and
+  /// states with their 256-byte padding) and, on the GPU, its step tables
+  /// and control block.
+  std::int64_t allocated_bytes = 0;
+  std::int64_t host_bytes = 0;  ///< of those, in pinned host memory (off-load)
 };
 
 struct hyper_params {
   double lr = 1e-3;  ///< AdamW's; other rules scale it (config_info::lr_multiplier)
-  double weight_decay = 0.0;
+  double weight_decay = 0.0;  ///< on the tensors with tensor_info::decay
   int cpu_threads = 0;  ///< threads of the CPU step (0: OpenMP's default); the result does not depend on it
+  std::uint64_t seed = 1;  ///< the optimizer's: tensor i's stochastic rounding is optim::tensor_seed(seed, i)
 };
 
 class optimizer {
@@ -58,14 +75,15 @@ class optimizer {
   virtual std::string master_to_float(std::size_t i, float* dst) = 0;
   /// Tensor i's fp32 gradient into the configuration's gradient dtype.
   virtual void grad_from_float(std::size_t i, const float* src) = 0;
-  /// One step at learning rate `lr` (AdamW's scale; the multiplier applies).
+  /// Step `step` (1, 2, ...: the optimizer counts them too) at learning rate
+  /// `lr` (AdamW's scale; the multiplier applies).
   virtual std::string step(double lr, std::int64_t step) = 0;
   virtual optimizer_memory memory() const = 0;
 };
 
 /// `offload`: fraction of the states in pinned host memory, stepped by the
 /// CPU (device::offload_plan); GPU only.
-std::unique_ptr<optimizer> make_optimizer(const std::string& name, place where, const std::vector<std::int64_t>& sizes,
+std::unique_ptr<optimizer> make_optimizer(const std::string& name, place where, const std::vector<tensor_info>& tensors,
                                           double offload, const hyper_params& hp, std::string& error);
 
 }  // namespace train

@@ -5,7 +5,8 @@
 // optimizer configurations with the same seed, weights and data order. A
 // byte-level language model (model.hpp) learns the repository's own headers
 // and documentation (corpus.hpp); the optimizers are flashoptim's
-// (optimizers.hpp, the only file that calls the library's step API).
+// (optimizers.hpp: cpu::optimizer, device::optimizer, device::offload_plan;
+// the only file that calls the library's optimizer API).
 // docs/train.md describes the run and its output.
 #include <unistd.h>
 
@@ -64,9 +65,10 @@ void usage(FILE* f) {
                "  --configs A,B,...  configurations to run side by side (default fp32,bf16,flash; --list)\n"
                "  --offload F        fraction of the optimizer state in host memory (GPU only, device::offload_plan)\n"
                "  --out DIR          output directory (default ./train-out): train_log.csv, corpus.txt, loss.png\n"
-               "  --seed S           weights and data order (default 1)\n"
+               "  --seed S           weights, data order and the optimizer's seed (default 1)\n"
                "  --lr X             peak AdamW learning rate (CPU 3e-3, GPU 1e-3); warm-up, cosine to 10%%\n"
-               "  --weight-decay X   decoupled weight decay (default 0)\n"
+               "  --weight-decay X   decoupled weight decay of the matrices and the embedding; biases have none\n"
+               "                     (two parameter groups; default 0)\n"
                "  --context N --embed N --hidden N --layers N --batch N   model size\n"
                "  --eval-every N     validation period in steps; --val-rows N validation windows\n"
                "  --threads N        CPU threads of the model and the CPU optimizer step (0: OpenMP's default;\n"
@@ -172,6 +174,27 @@ double schedule(double lr, int step, int steps) {
   return lr * (0.1 + 0.9 * 0.5 * (1.0 + std::cos(3.141592653589793 * t)));
 }
 
+/// The model's tensors for the optimizer (model.hpp's order: embedding,
+/// then per layer W and b, then the output's): the matrices and the
+/// embedding with their 2-D shapes in the weight-decay group, the biases in
+/// the group without decay.
+std::vector<tensor_info> optimizer_tensors(const model_shape& s) {
+  const auto sizes = tensor_sizes(s);
+  const auto names = tensor_names(s);
+  std::vector<tensor_info> v(sizes.size());
+  std::int64_t in = 256;  // the embedding's rows: one per byte value
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    v[i].size = sizes[i];
+    v[i].name = names[i];
+    v[i].decay = i == 0 || i % 2 == 1;
+    if (!v[i].decay) continue;
+    v[i].rows = i == 0 ? 256 : in;
+    v[i].cols = sizes[i] / v[i].rows;
+    in = i == 0 ? static_cast<std::int64_t>(s.context) * s.embed : v[i].cols;
+  }
+  return v;
+}
+
 /// count windows of (context + 1) bytes starting at uniform positions in [lo, hi - context - 1].
 void sample_rows(rng& r, const corpus& c, std::int64_t lo, std::int64_t hi, int context, int count, unsigned char* out) {
   const std::int64_t span = hi - lo - context - 1;
@@ -234,8 +257,9 @@ run_result run_config(const std::string& name, place where, model& m, const mode
   hp.lr = lr;
   hp.weight_decay = o.weight_decay;
   hp.cpu_threads = o.threads;
+  hp.seed = o.seed;
   std::string error;
-  auto opt = make_optimizer(name, where, sizes, o.offload, hp, error);
+  auto opt = make_optimizer(name, where, optimizer_tensors(s), o.offload, hp, error);
   if (!opt) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), error.c_str());
     return res;
@@ -358,10 +382,9 @@ int self_test() {
   // 3. every configuration starts from the fp32 weights: its master (the
   //    parameter with its correction) within the mode's resolution of them
   const auto w = init_weights(big, 13);
-  const auto sizes = tensor_sizes(big);
   for (const auto& cfg : configurations()) {
     std::string error;
-    auto opt = make_optimizer(cfg.name, place::cpu, sizes, 0.0, hyper_params{}, error);
+    auto opt = make_optimizer(cfg.name, place::cpu, optimizer_tensors(big), 0.0, hyper_params{}, error);
     if (opt) error = opt->init(w);
     // relative resolution: fp32 and fp32 masters exact, bf16 half an ulp, bf16 + int8 correction 2^-15
     const std::string n = cfg.name;
@@ -376,6 +399,41 @@ int self_test() {
     const bool ok = error.empty() && worst <= bound;
     std::printf("self-test: %-11s starts from the fp32 weights (relative error %.3g <= %.3g): %s%s\n", cfg.name, worst,
                 bound, ok ? "ok" : "FAIL ", error.c_str());
+    failures += !ok;
+  }
+
+  // 4. --weight-decay reaches the matrices and the embedding (the decay
+  //    group), not the biases (the group without): one step with zero
+  //    gradients, where AdamW's update is the decay alone, p * (1 - lr wd)
+  {
+    auto wd = init_weights(big, 17);
+    const auto tensors = optimizer_tensors(big);
+    for (std::size_t i = 0; i < wd.size(); ++i)
+      if (!tensors[i].decay)
+        for (std::size_t j = 0; j < wd[i].size(); ++j) wd[i][j] = 0.5f + 0.01f * static_cast<float>(j % 7);
+    hyper_params hp;
+    hp.lr = 0.1;
+    hp.weight_decay = 0.5;
+    std::string error;
+    auto opt = make_optimizer("fp32", place::cpu, tensors, 0.0, hp, error);
+    if (opt) error = opt->init(wd);
+    for (std::size_t i = 0; error.empty() && i < wd.size(); ++i) {
+      const std::vector<float> zero(wd[i].size(), 0.0f);
+      opt->grad_from_float(i, zero.data());
+    }
+    if (error.empty()) error = opt->step(hp.lr, 1);
+    double worst_decay = 0, worst_bias = 0;
+    for (std::size_t i = 0; error.empty() && i < wd.size(); ++i) {
+      std::vector<float> now(wd[i].size());
+      error = opt->master_to_float(i, now.data());
+      const double factor = tensors[i].decay ? 1.0 - hp.lr * hp.weight_decay : 1.0;
+      double& worst = tensors[i].decay ? worst_decay : worst_bias;
+      for (std::size_t j = 0; j < now.size(); ++j)
+        worst = std::max(worst, std::fabs(now[j] - factor * wd[i][j]) / std::max(1e-30, std::fabs(factor * wd[i][j])));
+    }
+    const bool ok = error.empty() && worst_decay <= 1e-6 && worst_bias == 0;
+    std::printf("self-test: weight decay on the matrices (relative error %.2g), none on the biases (%.2g): %s%s\n",
+                worst_decay, worst_bias, ok ? "ok" : "FAIL ", error.c_str());
     failures += !ok;
   }
   return failures ? 1 : 0;
@@ -514,9 +572,11 @@ int main(int argc, char** argv) {
       std::printf("  (%.3fx fp32)", r.final_val / f->second);
     std::printf("\n");
   }
-  std::printf("  validation loss is nats per byte, from %.4f at step 0; B/param from the optimizer's allocations\n",
+  std::printf("  validation loss is nats per byte, from %.4f at step 0; B/param measured from the allocations\n",
               results.front().initial_val);
-  std::printf("  (unpadded; with 256-byte padding %s: %.3f)%s\n", results.back().config.c_str(),
+  std::printf("  (%s), unpadded; %s with the optimizer's padding%s: %.3f%s\n",
+              o.offload > 0 ? "the off-load path's state layouts" : "the optimizer's memory() report",
+              results.back().config.c_str(), gpu && o.offload == 0 ? " and tables" : "",
               static_cast<double>(results.back().mem.allocated_bytes) / results.back().mem.params,
               results.back().mem.host_bytes ? ", part in pinned host memory (off-load)" : "");
   std::printf("  %.1f s in all; log: %s/train_log.csv\n", seconds_since(t_all), o.out.c_str());
