@@ -475,23 +475,10 @@ FLASHOPTIM_OMP_PARALLEL_FOR
   }
   /// Redoes the lr report from the measured magnitudes; warns once.
   void check_lr() {
-    optim::lr_report r;
-    if (options_.lr_check != optim::lr_check_mode::off)
-      for (std::size_t i = 0; i < tensors_.size() && i < max_abs_.size(); ++i)
-        optim::lr_report_add<Config>(r, i, flat_.group[i], names_[i], tensors_[i].size,
-                                     flat_.hypers[static_cast<std::size_t>(flat_.group[i])], max_abs_[i]);
-    lr_report_ = std::move(r);
-    if (options_.lr_check == optim::lr_check_mode::report && !lr_report_.empty() && !warned_) {
-      std::fprintf(stderr, "%s\n", lr_report_.summary().c_str());
-      warned_ = true;
-    }
+    lr_report_ = optim::optimizer_lr_report<Config>(options_.lr_check, tensors_, max_abs_, flat_.group, names_,
+                                                    flat_.hypers, warned_);
   }
-  status check_strict(const char* who) const {
-    if (options_.lr_check == optim::lr_check_mode::strict && !lr_report_.empty())
-      return status(status_code::hyperparameter_out_of_range, "%s refused (lr_check_mode::strict): %.160s", who,
-                    lr_report_.summary().c_str());
-    return status();
-  }
+  status check_strict(const char* who) const { return optim::lr_strict_refusal(options_.lr_check, lr_report_, who); }
 
   status check_group(std::size_t g, const char* who) const {
     if (g >= flat_.hypers.size())

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "flashoptim/codec/master.hpp"
+#include "flashoptim/optim/params.hpp"
 #include "flashoptim/rule/adam.hpp"
 #include "flashoptim/rule/lion.hpp"
 #include "flashoptim/rule/sgd.hpp"
@@ -466,6 +467,34 @@ double max_abs_param(const typename Config::param_type* p, const typename Config
     if (x > m) m = x;  // false for NaN
   }
   return m;
+}
+
+/// An owning optimizer's lr check (cpu::optimizer and device::optimizer
+/// share it): the report over every tensor, from its measured largest
+/// |value| and its group's hyperparameters; in report mode one line on
+/// stderr the first time the report is not empty (`warned` remembers it).
+template <class Config, class Tensors>
+lr_report optimizer_lr_report(lr_check_mode mode, const Tensors& tensors, const std::vector<double>& max_abs,
+                              const std::vector<std::int32_t>& group, const std::vector<std::string>& names,
+                              const std::vector<typename Config::hyper>& hypers, bool& warned) {
+  lr_report r;
+  if (mode != lr_check_mode::off)
+    for (std::size_t i = 0; i < tensors.size() && i < max_abs.size(); ++i)
+      lr_report_add<Config>(r, i, group[i], names[i], tensors[i].size, hypers[static_cast<std::size_t>(group[i])],
+                            max_abs[i]);
+  if (mode == lr_check_mode::report && !r.empty() && !warned) {
+    std::fprintf(stderr, "%s\n", r.summary().c_str());
+    warned = true;
+  }
+  return r;
+}
+
+/// Strict mode's refusal of a step while the report is not empty.
+inline status lr_strict_refusal(lr_check_mode mode, const lr_report& r, const char* who) {
+  if (mode == lr_check_mode::strict && !r.empty())
+    return status(status_code::hyperparameter_out_of_range, "%s refused (lr_check_mode::strict): %.160s", who,
+                  r.summary().c_str());
+  return status();
 }
 
 }  // namespace flashoptim::optim
