@@ -302,6 +302,7 @@ TEST_CASE("device optimizer: gradient release in random order == the whole step"
   CHECK_FALSE(released.step_tensor_async(2, nullptr).ok());  // twice
   CHECK_FALSE(released.end_step_async(nullptr).ok());        // others missing
   CHECK_FALSE(released.step_async(nullptr).ok());            // a whole step inside a release step
+  CHECK_FALSE(released.set_lr(0, 1e-4).ok());                // hyperparameters change only between steps
   grad_pass_config cfg;
   CHECK_FALSE(released.set_grad_pass(cfg).ok());
 }

@@ -188,6 +188,8 @@ class optimizer {
   /// values of everything but lr: capture again.
   status set_hyper(std::size_t g, const hyper_type& h, cudaStream_t stream = nullptr) {
     FLASHOPTIM_RETURN_IF_ERROR(check_group(g, "set_hyper"));
+    if (releasing_)  // the tensors stepped later would take other hyperparameters than the earlier ones
+      return status(status_code::invalid_argument, "set_hyper/set_lr: a gradient-release step is in progress");
     const status v = Config::rule::validate(h);
     if (!v.ok()) return status(v.code(), "set_hyper: group %zu: %s", g, v.message());
     FLASHOPTIM_RETURN_IF_ERROR(write_lr(g, h.lr, stream));
