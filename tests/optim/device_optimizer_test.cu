@@ -173,6 +173,22 @@ void check_against_cpu(int groups, std::uint64_t seed) {
   CHECK(host.step_count() == 5);
 }
 
+/// A device and a CPU optimizer over the same model: two groups (decay /
+/// no decay) alternating over the tensors, the lr check off.
+template <class Config>
+struct twins {
+  device::optimizer<Config> dev;
+  cpu::optimizer<Config> host;
+  explicit twins(model<Config>& m) {
+    const std::vector<int> group_of = {0, 1, 0, 1, 0, 1, 0, 1};
+    const auto h = decay_no_decay<Config>(2);
+    optim::optimizer_options o;
+    o.lr_check = optim::lr_check_mode::off;
+    STATUS_OK(dev.init(m.groups(h, group_of, true), o));
+    STATUS_OK(host.init(m.groups(h, group_of, false), o));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("device optimizer == cpu optimizer, groups in one launch and in several") {
@@ -190,14 +206,9 @@ TEST_CASE("device optimizer == cpu optimizer, groups in one launch and in severa
 TEST_CASE("device optimizer: the gradient pass (clip, skip, loss scale) == cpu optimizer's") {
   using C = tc::adamw_default;
   model<C> m(sizes, 21);
-  const std::vector<int> group_of = {0, 1, 0, 1, 0, 1, 0, 1};
-  const auto h = decay_no_decay<C>(2);
-  device::optimizer<C> dev;
-  cpu::optimizer<C> host;
-  optim::optimizer_options o;
-  o.lr_check = optim::lr_check_mode::off;
-  STATUS_OK(dev.init(m.groups(h, group_of, true), o));
-  STATUS_OK(host.init(m.groups(h, group_of, false), o));
+  twins<C> t(m);
+  auto& dev = t.dev;
+  auto& host = t.host;
   grad_pass_config cfg;
   cfg.max_norm = 0.5;
   cfg.scaler.enabled = true;
@@ -224,14 +235,9 @@ TEST_CASE("device optimizer: the gradient pass (clip, skip, loss scale) == cpu o
 TEST_CASE("device optimizer: a CUDA graph of the whole step replays with the device lr") {
   using C = tc::adamw_default;
   model<C> m(sizes, 31);
-  const std::vector<int> group_of = {0, 1, 0, 1, 0, 1, 0, 1};
-  const auto h = decay_no_decay<C>(2);
-  device::optimizer<C> dev;
-  cpu::optimizer<C> host;
-  optim::optimizer_options o;
-  o.lr_check = optim::lr_check_mode::off;
-  STATUS_OK(dev.init(m.groups(h, group_of, true), o));
-  STATUS_OK(host.init(m.groups(h, group_of, false), o));
+  twins<C> t(m);
+  auto& dev = t.dev;
+  auto& host = t.host;
   grad_pass_config cfg;
   cfg.max_norm = 1.0;
   cfg.scaler.enabled = false;  // clipping only

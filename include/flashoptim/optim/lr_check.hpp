@@ -198,6 +198,20 @@ struct lr_factors {
   double coupled_wd = 0.0;    ///< coupled weight decay (added to |g| as wd * |p|)
 };
 
+/// The rule's own step-1 update of a zero parameter from zero states with
+/// gradient g_abs, given scalars whose step size the caller has set to
+/// -1: no decay, no unscaling. Returns |update| as the rule computes it.
+template <class R>
+float lr_unit_update(typename R::scalars sc, double g_abs) {
+  sc.decay = 1.0f;
+  sc.weight_decay = 0.0f;
+  sc.inv_grad_scale = 1.0f;
+  float p = 0.0f;
+  float st[R::num_states] = {};
+  R::apply(sc, static_cast<float>(g_abs), p, st);
+  return -p;
+}
+
 /// A rule the check does not know: unknown update.
 template <class Rule>
 lr_factors lr_rule_factors(const Rule*, const typename Rule::hyper&, double) {
@@ -226,13 +240,7 @@ lr_factors lr_rule_factors(const rule::adam_rule<D, A>*, const typename rule::ad
     return f;
   }
   sc.neg_step_size = -1.0f;
-  sc.decay = 1.0f;
-  sc.weight_decay = 0.0f;
-  sc.inv_grad_scale = 1.0f;
-  float p = 0.0f;
-  float st[R::num_states] = {};
-  R::apply(sc, static_cast<float>(g_abs), p, st);
-  f.q = -p;
+  f.q = lr_unit_update<R>(sc, g_abs);
   return f;
 }
 
@@ -260,13 +268,7 @@ lr_factors lr_rule_factors(const rule::sgd_rule<D>*, const typename rule::sgd_ru
   f.decay = D ? sc.decay : 1.0f;
   f.coupled_wd = D ? 0.0 : h.weight_decay;
   sc.neg_lr = -1.0f;
-  sc.decay = 1.0f;
-  sc.weight_decay = 0.0f;
-  sc.inv_grad_scale = 1.0f;
-  float p = 0.0f;
-  float st[R::num_states] = {};
-  R::apply(sc, static_cast<float>(g_abs), p, st);
-  f.q = -p;
+  f.q = lr_unit_update<R>(sc, g_abs);
   return f;
 }
 
