@@ -38,6 +38,9 @@ using adamw_amsgrad_bf16 = step_config<rule::adamw_amsgrad, c::native<bf16>, bf1
 // every master mode / param type (AdamW, default states)
 using adamw_fp32_native = step_config<rule::adamw, c::native<float>, float, dm, dv>;
 using adamw_bf16_native = step_config<rule::adamw, c::native<bf16>, bf16, dm, dv>;
+// naive bf16 (examples/train's `bf16`): its stage buffers are exactly 48 KiB,
+// so the kernel's static shared memory tips a launch over the default limit
+using adamw_bf16_plain = step_config<rule::adamw, c::native<bf16>, bf16, p::bf16, p::bf16>;
 using adamw_fp16_native = step_config<rule::adamw, c::native<fp16>, fp16, dm, dv>;
 using adamw_bf16_master = step_config<rule::adamw, c::fp32_master<bf16>, bf16, dm, dv>;
 using adamw_fp16_master = step_config<rule::adamw, c::fp32_master<fp16>, fp16, dm, dv>;

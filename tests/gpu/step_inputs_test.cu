@@ -32,17 +32,19 @@ struct device_value {
 
 using C = tc::adamw_default;
 
-C::hyper adam_hyper() {
-  C::hyper h;
+template <class Cfg = C>
+typename Cfg::hyper adam_hyper() {
+  typename Cfg::hyper h;
   h.lr = 1e-2;
   h.weight_decay = 0.1;
   return h;
 }
 
 /// A plan over `sizes` with host and device copies initialized alike.
+template <class Cfg = C>
 struct fixture {
-  tensor_set<C> ts;
-  device::step_plan<C> plan;
+  tensor_set<Cfg> ts;
+  device::step_plan<Cfg> plan;
   testdata::generator gen;
   explicit fixture(std::vector<std::int64_t> sizes, std::uint64_t seed = 1) : gen(seed) {
     ts.allocate(sizes);
@@ -65,8 +67,8 @@ struct fixture {
       ts.upload(s_grad);
       step_args a;
       a.step = s;
-      STATUS_OK(cpu_step(ts, adam_hyper(), a));
-      STATUS_OK(plan.step_async(adam_hyper(), a, nullptr));
+      STATUS_OK(cpu_step(ts, adam_hyper<Cfg>(), a));
+      STATUS_OK(plan.step_async(adam_hyper<Cfg>(), a, nullptr));
     }
     GPU_CHECK(cudaDeviceSynchronize());
     check_same("warm-up");
@@ -76,7 +78,7 @@ struct fixture {
 }  // namespace
 
 TEST_CASE("skip writes nothing (C11)") {
-  fixture f({1025, 40000});
+  fixture<> f({1025, 40000});
   f.warm_up(3);
   step_args a;
   a.step = 4;
@@ -92,8 +94,11 @@ TEST_CASE("skip writes nothing (C11)") {
   f.check_same("after skipped steps");
 }
 
-TEST_CASE("device inputs give the host path's bits") {
-  fixture f({1025, 70001, 3});
+// Every layout of the device-inputs kernel: naive bf16 once failed to launch
+// (its 48 KiB of stage buffers plus the kernel's static shared memory).
+TEST_CASE_TEMPLATE("device inputs give the host path's bits", Cfg, C, tc::adamw_bf16_plain, tc::adamw_bf16_states,
+                   tc::adamw_fp32_native, tc::lion_default) {
+  fixture<Cfg> f({1025, 70001, 3});
   f.warm_up(2);
   device_value<double> lr;
   device_value<std::int64_t> step;
@@ -103,7 +108,7 @@ TEST_CASE("device inputs give the host path's bits") {
   in.step = step.get();
   in.inv_grad_scale = inv.get();
   for (int s = 3; s <= 12; ++s) {
-    auto h = adam_hyper();
+    auto h = adam_hyper<Cfg>();
     h.lr = 1e-2 * std::cos(0.1 * s);  // a schedule
     const double inv_scale = s % 2 ? 1.0 : 0.25;
     f.ts.fill_grads(f.gen);
@@ -115,7 +120,7 @@ TEST_CASE("device inputs give the host path's bits") {
     lr.set(h.lr);
     step.set(s);
     inv.set(inv_scale);
-    auto h_dev = adam_hyper();  // the device values override lr, step and the multiplier
+    auto h_dev = adam_hyper<Cfg>();  // the device values override lr, step and the multiplier
     step_args a_dev;
     STATUS_OK(f.plan.step_async(h_dev, a_dev, in, nullptr));
     GPU_CHECK(cudaDeviceSynchronize());
@@ -126,7 +131,7 @@ TEST_CASE("device inputs give the host path's bits") {
 TEST_CASE("captured graph: grad stats, step with skip-on-overflow, advance step (C12)") {
   for (double inv_scale : {1.0, std::ldexp(1.0, -16), std::ldexp(1.0, -24)}) {
     CAPTURE(inv_scale);
-    fixture f({1025, 33, 9000});
+    fixture<> f({1025, 33, 9000});
     device_value<std::int64_t> step;
     step.set(1);
     device_value<double> inv;
@@ -187,7 +192,7 @@ TEST_CASE("a step on a non-blocking stream right after build sees the whole tabl
   // build() uploads with cudaMemcpy from pageable memory, whose DMA may not
   // have landed when it returns; a non-blocking stream is not ordered after
   // it. build() must wait (a large table makes the race likely).
-  fixture f(std::vector<std::int64_t>(12000, 512), 81);
+  fixture<> f(std::vector<std::int64_t>(12000, 512), 81);
   cudaStream_t stream;
   GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   device::step_plan<C> fresh;
@@ -202,7 +207,7 @@ TEST_CASE("a step on a non-blocking stream right after build sees the whole tabl
 }
 
 TEST_CASE("gradient statistics: flag and sum of squares, deterministic") {
-  fixture f({1, 1025, 40000, 0, 77777});
+  fixture<> f({1, 1025, 40000, 0, 77777});
   device_bytes mem(2 * sizeof(grad_stats));
   auto* out = reinterpret_cast<grad_stats*>(mem.ptr);
   double want = 0.0;
@@ -237,7 +242,7 @@ TEST_CASE("gradient statistics: flag and sum of squares, deterministic") {
 }
 
 TEST_CASE("bad inputs are refused before anything is written (C14)") {
-  fixture f({1025, 300});
+  fixture<> f({1025, 300});
   f.warm_up(2);
   step_args a;
   a.step = 3;
@@ -333,7 +338,7 @@ TEST_CASE("bad inputs are refused before anything is written (C14)") {
 }
 
 TEST_CASE("buffers the device cannot read are refused at build; the context survives (C24)") {
-  fixture f({1025, 300});
+  fixture<> f({1025, 300});
   f.warm_up(1);
   const auto refs = f.ts.refs(true);
   device::step_plan<C> p;

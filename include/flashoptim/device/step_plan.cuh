@@ -293,6 +293,45 @@ class step_plan {
     return ref_.zero_states_async(stream);
   }
 
+  /// Points tensor `index` at another gradient buffer (its size elements of
+  /// Config::grad_type) without rebuilding: the whole table entry, its
+  /// vector-path flag recomputed for the new address, is written by a
+  /// one-thread kernel on `stream` (no allocation, no host synchronization,
+  /// no host-to-device copy, so it is legal while `stream` is captured: a
+  /// graph replays the write of this pointer). Steps queued on `stream`
+  /// before it read the old buffer, steps after it the new one; a step
+  /// running on another stream meanwhile is a race (order them). Checks the
+  /// index, a null pointer, the alignment, that the buffer is device or
+  /// managed memory of the plan's device and that it overlaps none of the
+  /// tensor's own written buffers; aliasing with other tensors' buffers is
+  /// the caller's check (device::optimizer keeps every written span sorted
+  /// for it). On error nothing is written.
+  status rebind_grad_async(std::size_t index, const typename Config::grad_type* grad, cudaStream_t stream) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_built());
+    if (index >= host_.size())
+      return status(status_code::invalid_argument, "rebind_grad: tensor %zu of %zu", index, host_.size());
+    tensor_ref<Config> t = host_[index];
+    if (t.size == 0) return status();  // nothing reads it
+    t.grad = grad;
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(&t, 1));  // null, alignment, overlap with its own buffers
+    const std::size_t bytes = static_cast<std::size_t>(t.size) * sizeof(typename Config::grad_type);
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    if (dev != device_)
+      return status(status_code::invalid_argument, "rebind_grad: the plan is on device %d, the current device is %d",
+                    device_, dev);
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(index, "grad", grad, bytes, memory_need::device, device_));
+    kernel::table_entry<Config> e;
+    e.ref = t;
+    e.vector_ok = kernel::vector_aligned<Config, Policy::elements_per_thread>(t) ? 1u : 0u;
+    e.group = group_of_.empty() ? 0 : group_of_[index];
+    auto* dst = const_cast<kernel::table_entry<Config>*>(ref_.table_.entries) + index;
+    kernel::write_value_kernel<kernel::table_entry<Config>><<<1, 32, 0, stream>>>(dst, e);
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetLastError(), "rebind_grad launch"));
+    host_[index] = t;
+    return status();
+  }
+
  private:
   status check_built() const {
     if (!built()) return status(status_code::invalid_argument, "step_plan used before build() succeeded");
@@ -328,7 +367,11 @@ class step_plan {
     FLASHOPTIM_RETURN_IF_ERROR(
         detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"));
     const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
-    if (smem > 48 * 1024) {  // above the default limit of dynamic shared memory: opt in
+    // The default limit (48 KiB) is on static + dynamic shared memory: the
+    // kernel's own __shared__ arrays (the group scalars, the block flags)
+    // come on top of the stage buffers, so a launch whose dynamic part is
+    // 48 KiB or less can still be refused. Opt in whenever there is any.
+    if (smem > 0) {
       FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
           cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, false>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
@@ -386,6 +429,8 @@ class step_plan {
     memory_bytes_ = total;
     device_ = dev;
     host_ = std::move(tensors);
+    group_of_.assign(count, 0);
+    if (tensor_group != nullptr) group_of_.assign(tensor_group, tensor_group + count);
     ref_ = ref_type{};
     ref_.table_.entries = reinterpret_cast<const kernel::table_entry<Config>*>(base + off_entries);
     ref_.table_.unit_begin = reinterpret_cast<const std::int64_t*>(base + off_units);
@@ -412,6 +457,7 @@ class step_plan {
     memory_ = nullptr;
     memory_bytes_ = 0;
     host_.clear();
+    group_of_.clear();
     ref_ = ref_type{};
   }
 
@@ -421,6 +467,7 @@ class step_plan {
     std::swap(device_, o.device_);
     std::swap(ref_, o.ref_);
     std::swap(host_, o.host_);
+    std::swap(group_of_, o.group_of_);
   }
 
   void* memory_ = nullptr;
@@ -428,6 +475,7 @@ class step_plan {
   int device_ = -1;
   ref_type ref_{};
   std::vector<tensor_ref<Config>> host_;
+  std::vector<std::int32_t> group_of_;  ///< each entry's group (rebind_grad_async rewrites whole entries)
 };
 
 }  // namespace flashoptim::device
