@@ -110,12 +110,18 @@ def state_bytes(torch, opt, model, config):
         owned = sum(r["correction_bytes"] + r["state_code_bytes"] + r["state_scale_bytes"] + r["padding_bytes"]
                     for r in opt.memory_report())
         return params, owned
+    def tensors(v):  # the paper's package keeps quantized states in small wrapper objects
+        if torch.is_tensor(v):
+            return [v]
+        return [t for t in vars(v).values() if torch.is_tensor(t)] if hasattr(v, "__dict__") else []
+
     seen, owned = set(), 0
     for st in opt.state.values():
         for v in st.values():
-            if torch.is_tensor(v) and v.data_ptr() not in seen and v.numel() > 1:
-                seen.add(v.data_ptr())
-                owned += v.numel() * v.element_size()
+            for t in tensors(v):
+                if t.data_ptr() not in seen and t.numel() > 1:
+                    seen.add(t.data_ptr())
+                    owned += t.numel() * t.element_size()
     return params, owned
 
 
@@ -204,7 +210,7 @@ def train_one(torch, config, seed, steps, data, device, batch, context, eval_eve
         if cuda:
             e1.record()
             events.append((e0, e1))
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()  # each optimizer's default (ours keeps CUDA gradient buffers: docs/python.md)
         sched.step()
         train_losses.append(loss.detach())
         if cuda and s >= 10:
@@ -223,6 +229,8 @@ def train_one(torch, config, seed, steps, data, device, batch, context, eval_eve
         "train_loss": train_losses, "val_curve": val_curve, "final_val": final_val,
         "train_last100": statistics.fmean(train_losses[-100:]),
         "param_bytes": params_b, "optimizer_bytes": owned_b,
+        # gradients as resident between steps: none with release (each is freed once stepped)
+        "grad_bytes": 0 if config == "flash_release" else params_b,
         "bytes_per_param": (params_b + owned_b) / n_params,
         "peak_bytes": torch.cuda.max_memory_allocated(device) if cuda else None,
         "step_ms_median": statistics.median(step_ms) if step_ms else None,
