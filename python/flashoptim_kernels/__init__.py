@@ -5,7 +5,7 @@ FlashSGD, FlashSGDW, FlashLion) on the library's fused optimizer step, and the
 numpy-facing layer under them (make, Optimizer). torch is imported only when a
 torch class is used: the module imports, and its numpy layer works, without it.
 """
-from ._core import FlashoptimError, Optimizer, configurations, has_cuda, make  # noqa: F401
+from ._core import FlashoptimError, Optimizer, configurations, decode_states, encode_states, has_cuda, make  # noqa: F401
 from ._core import __version__  # noqa: F401
 from .config import config_name  # noqa: F401
 
@@ -21,4 +21,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'flashoptim_kernels' has no attribute {name!r}")
 
 
-__all__ = ["FlashoptimError", "Optimizer", "configurations", "config_name", "has_cuda", "make", *_TORCH_CLASSES]
+__all__ = ["FlashoptimError", "Optimizer", "configurations", "config_name", "decode_states", "encode_states", "has_cuda",
+           "make", *_TORCH_CLASSES]

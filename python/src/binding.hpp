@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "flashoptim/codec/bulk.hpp"
 #include "flashoptim/codec/presets.hpp"
 #include "flashoptim/cpu/grad_pass.hpp"
 #include "flashoptim/cpu/serial.hpp"
@@ -255,6 +256,13 @@ class opt_base {
 
 using factory_fn = std::function<std::unique_ptr<opt_base>(const std::vector<group_arg>&, const options_arg&)>;
 using registry = std::map<std::string, factory_fn>;
+
+/// A buffer name as a state key ("state0 scales" -> "state0_scales").
+inline std::string key_with_underscore(const char* name) {
+  std::string k(name);
+  std::replace(k.begin(), k.end(), ' ', '_');
+  return k;
+}
 
 /// A new float32 numpy array of n elements (filled by the caller).
 inline std::pair<nb::object, float*> new_f32(std::size_t n) {
@@ -749,11 +757,107 @@ class cpu_opt final : public opt_base {
   std::vector<std::int64_t> counts_;  ///< per-tensor step counts (torch's per-parameter "step")
 };
 
+// ---------------------------------------------------------------- decoded states
+//
+// A configuration's state codecs apart from any optimizer: the stored bytes
+// of state(i) ("stateK", "stateK_scales") <-> fp32 values. State dicts with
+// compress_state_dict=False hold the decoded values, and states written by
+// other implementations arrive as fp32; both need this. The bytes are the
+// same on the CPU and on CUDA (cuda_binding's state() gives them), so one
+// table keyed by configuration name serves both.
+struct state_codec_ops {
+  std::function<nb::dict(const nb::dict&, std::int64_t)> decode;  ///< bytes -> {"stateK": float32[n]}
+  std::function<nb::dict(const nb::dict&, std::int64_t)> encode;  ///< {"stateK": float32[n]} -> bytes
+};
+using codec_registry = std::map<std::string, state_codec_ops>;
+/// Filled by add_cpu (one entry per compiled CPU configuration).
+inline codec_registry& state_codecs() {
+  static codec_registry r;
+  return r;
+}
+
+/// The bytes of key k as a vector of T (a copy: a uint8 array need not be
+/// aligned for T), checked to hold `count` elements.
+template <class T>
+std::vector<T> typed_copy(const nb::dict& d, const std::string& k, std::int64_t count, const char* who) {
+  std::vector<T> out(static_cast<std::size_t>(count > 0 ? count : 0));
+  const std::size_t want = out.size() * storage_bytes<T>;
+  if (want == 0) return out;
+  if (!d.contains(k.c_str())) throw nb::value_error((std::string(who) + ": key '" + k + "' is missing").c_str());
+  nb::ndarray<nb::ro, nb::device::cpu> a;
+  if (!nb::try_cast(d[k.c_str()], a)) throw nb::type_error((std::string(who) + ": '" + k + "' is not a CPU array").c_str());
+  if (a.nbytes() != want)
+    throw nb::value_error((std::string(who) + ": '" + k + "' has " + std::to_string(a.nbytes()) + " bytes, " +
+                           std::to_string(want) + " expected")
+                              .c_str());
+  std::int64_t expected = 1;
+  for (std::size_t dim = a.ndim(); dim-- > 0;) {
+    if (a.shape(dim) != 1 && a.stride(dim) != expected)
+      throw nb::value_error((std::string(who) + ": '" + k + "' is not C-contiguous").c_str());
+    expected *= static_cast<std::int64_t>(a.shape(dim));
+  }
+  std::memcpy(static_cast<void*>(out.data()), a.data(), want);
+  return out;
+}
+
+template <class Config>
+state_codec_ops make_state_codec_ops() {
+  state_codec_ops ops;
+  ops.decode = [](const nb::dict& in, std::int64_t n) {
+    if (n < 0) throw nb::value_error("decode_states: negative element count");
+    nb::dict out;
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      if constexpr (S::stores_state) {
+        const auto codes = typed_copy<typename S::code_type>(in, slot_code_name(I), n, "decode_states");
+        const auto scales = typed_copy<typename S::scale_type>(in, key_with_underscore(slot_scale_name(I)),
+                                                               codec::scale_count<S>(n), "decode_states");
+        auto f = new_f32(static_cast<std::size_t>(n));
+        check(codec::dequantize<S>(codes.data(), scales.data(), n, f.second), "decode_states");
+        out[slot_code_name(I)] = f.first;
+      }
+    });
+    return out;
+  };
+  ops.encode = [](const nb::dict& in, std::int64_t n) {
+    if (n < 0) throw nb::value_error("encode_states: negative element count");
+    nb::dict out;
+    for_each_slot<Config::num_slots>([&](auto s) {
+      constexpr int I = decltype(s)::value;
+      using S = typename Config::template state<I>;
+      if constexpr (S::stores_state) {
+        const std::string k = slot_code_name(I);
+        if (!in.contains(k.c_str())) throw nb::value_error(("encode_states: key '" + k + "' is missing").c_str());
+        const auto a = f32_input(in[k.c_str()], n, "encode_states: '" + k + "'");
+        std::vector<typename S::code_type> codes(static_cast<std::size_t>(n));
+        std::vector<typename S::scale_type> scales(static_cast<std::size_t>(codec::scale_count<S>(n)));
+        // the rounding key is fixed: these codecs round half-up (deterministic)
+        check(codec::quantize<S>(static_cast<const float*>(a.data()), n, codes.data(), scales.data()),
+              "encode_states");
+        auto bytes = [](const void* p, std::size_t nbytes) {
+          auto* buf = new std::uint8_t[nbytes > 0 ? nbytes : 1];
+          if (nbytes > 0) std::memcpy(buf, p, nbytes);
+          nb::capsule owner(buf, [](void* q) noexcept { delete[] static_cast<std::uint8_t*>(q); });
+          std::size_t shape[1] = {nbytes};
+          return nb::cast(nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(buf, 1, shape, owner));
+        };
+        out[k.c_str()] = bytes(codes.data(), codes.size() * storage_bytes<typename S::code_type>);
+        out[key_with_underscore(slot_scale_name(I)).c_str()] =
+            bytes(scales.data(), scales.size() * storage_bytes<typename S::scale_type>);
+      }
+    });
+    return out;
+  };
+  return ops;
+}
+
 template <class Config>
 void add_cpu(registry& r, const std::string& name) {
   r[name] = [name](const std::vector<group_arg>& g, const options_arg& o) -> std::unique_ptr<opt_base> {
     return std::make_unique<cpu_opt<Config>>(name, g, o);
   };
+  state_codecs()[name] = make_state_codec_ops<Config>();
 }
 
 // The configurations (python/src/configs_*.cpp; docs/python.md lists them).

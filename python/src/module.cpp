@@ -104,6 +104,23 @@ std::unique_ptr<fp::opt_base> make(const std::string& config, const nb::list& gr
   return it->second(gs, o);
 }
 
+const fp::state_codec_ops& codec_of(const std::string& config) {
+  const auto& r = cpu_registry();  // add_cpu fills the codec table
+  const auto it = fp::state_codecs().find(config);
+  if (it == fp::state_codecs().end())
+    throw nb::value_error(("configuration '" + config + "' is not compiled in (compiled: " + known_names(r) + ")")
+                              .c_str());
+  return it->second;
+}
+
+nb::dict decode_states(const std::string& config, const nb::dict& states, std::int64_t n) {
+  return codec_of(config).decode(states, n);
+}
+
+nb::dict encode_states(const std::string& config, const nb::dict& values, std::int64_t n) {
+  return codec_of(config).encode(values, n);
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -121,6 +138,13 @@ NB_MODULE(_core, m) {
         nb::arg("threads") = 0, nb::arg("device") = "cpu", nb::arg("stream") = 0,
         "An optimizer of configuration `config` over `groups`: a list of (tensors, hyperparameters), tensors a "
         "list of (param, grad or None[, name]).");
+
+  m.def("decode_states", &decode_states, nb::arg("config"), nb::arg("states"), nb::arg("n"),
+        "A tensor's stored states (Optimizer.state(i)'s 'stateK' / 'stateK_scales' bytes, CPU or CUDA) of "
+        "configuration `config` decoded to float32 arrays of n elements, {'stateK': array}.");
+  m.def("encode_states", &encode_states, nb::arg("config"), nb::arg("values"), nb::arg("n"),
+        "The inverse of decode_states: float32 arrays of n elements {'stateK': array} -> the stored bytes "
+        "(for Optimizer.set_state).");
 
   nb::class_<fp::opt_base>(m, "Optimizer")
       .def_prop_ro("config", &fp::opt_base::config)

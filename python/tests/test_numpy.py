@@ -384,3 +384,49 @@ def test_empty_arrays_with_any_strides_are_accepted():
     opt = m.optimizer()
     m.new_grads()
     assert opt.step_and_compare_serial() == ""
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_states_decode_and_encode_back_to_the_same_bytes(config):
+    # compress_state_dict=False writes decode_states' values; loading them
+    # encodes them again: after real steps the bytes come back unchanged
+    m = Model(config)
+    opt = m.optimizer()
+    for _ in range(3):
+        m.new_grads()
+        opt.step()
+    for i in range(opt.tensor_count):
+        s = opt.state(i)
+        n = m.params[i].size
+        values = fk.decode_states(config, s, n)
+        slots = 0 if config.endswith("/none") else (2 if config.split("/")[0] in ("adamw", "adam") else 1)
+        assert sorted(values) == [f"state{k}" for k in range(slots)]
+        for v in values.values():
+            assert v.dtype == np.float32 and v.shape == (n,)
+        enc = fk.encode_states(config, values, n)
+        for k, v in enc.items():
+            assert np.array_equal(v, s[k]), (i, k)
+        if config.startswith("adam") and n:
+            assert (values["state1"] >= 0).all()  # the second moment is v itself, not sqrt(v)
+
+
+def test_decode_and_encode_states_refuse_bad_input():
+    m = Model("adamw/bf16+int8/8bit")
+    opt = m.optimizer()
+    m.new_grads()
+    opt.step()
+    s = opt.state(0)
+    n = m.params[0].size
+    with pytest.raises(ValueError, match="not compiled"):
+        fk.decode_states("adamw/nope/8bit", s, n)
+    with pytest.raises(ValueError, match="bytes"):
+        fk.decode_states("adamw/bf16+int8/8bit", s, n + 1)
+    with pytest.raises(ValueError, match="missing"):
+        fk.decode_states("adamw/bf16+int8/8bit", {k: v for k, v in s.items() if k != "state1"}, n)
+    values = fk.decode_states("adamw/bf16+int8/8bit", s, n)
+    with pytest.raises(ValueError, match="elements"):
+        fk.encode_states("adamw/bf16+int8/8bit", dict(values, state0=np.zeros(n + 1, np.float32)), n)
+    with pytest.raises(TypeError, match="float32"):
+        fk.encode_states("adamw/bf16+int8/8bit", dict(values, state0=np.zeros(n, np.float64)), n)
+    with pytest.raises(ValueError, match="missing"):
+        fk.encode_states("adamw/bf16+int8/8bit", {"state0": values["state0"]}, n)
