@@ -358,26 +358,37 @@ def cmd_report(a):
         except ImportError:
             print("matplotlib not found: no picture")
             return
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+        fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(16, 4.5))
+        w, smooth, lows = 50, {}, []
         for c in CONFIGS:
             if c not in runs:
                 continue
             rs = runs[c]
             n = min(len(r["train_loss"]) for r in rs)
             tr = [statistics.fmean(r["train_loss"][i] for r in rs) for i in range(n)]
-            w = 50
-            sm = [statistics.fmean(tr[max(0, i - w + 1):i + 1]) for i in range(n)]
-            ax1.plot(range(1, n + 1), sm, label=LABELS[c], lw=1)
+            smooth[c] = [statistics.fmean(tr[max(0, i - w + 1):i + 1]) for i in range(n)]
+            lows.append(min(smooth[c]))
+            ax1.plot(range(1, n + 1), smooth[c], label=LABELS[c], lw=1)
             steps = [s for s, _ in rs[0]["val_curve"]]
             vv = [statistics.fmean(r["val_curve"][i][1] for r in rs) for i in range(len(steps))]
-            ax2.plot(steps, vv, marker="o", ms=3, label=LABELS[c], lw=1)
-        ax1.set(title=f"train loss (mean of {len(rs)} seeds, {w}-step average)", xlabel="step", ylabel="nats/byte")
-        ax2.set(title="validation loss (mean over seeds)", xlabel="step", ylabel="nats/byte")
+            ax3.plot(steps, vv, marker="o", ms=3, label=LABELS[c], lw=1)
+        if "torch_fp32" in smooth:
+            ref_curve = smooth["torch_fp32"]
+            for c, sm in smooth.items():
+                first = min(200, len(sm) // 10)
+                ax2.plot(range(first + 1, len(sm) + 1),
+                         [(sm[i] / ref_curve[i] - 1) * 100 for i in range(first, len(sm))], lw=1, label=LABELS[c])
+            ax2.axhline(0, color="k", lw=0.5)
+        nseeds = min(len(rs) for rs in runs.values())
+        ax1.set(title=f"train loss (mean of {nseeds} seeds, {w}-step average)", xlabel="step", ylabel="nats/byte")
+        ax1.set_ylim(min(lows) * 0.97, min(lows) * 2.2)
+        ax2.set(title="train loss vs the fp32 reference (same average)", xlabel="step", ylabel="%")
+        ax3.set(title="validation loss (mean over seeds)", xlabel="step", ylabel="nats/byte")
         lo = min(statistics.fmean(r["final_val"] for r in rs) for rs in runs.values())
-        for ax in (ax1, ax2):
-            ax.set_ylim(lo * 0.95, lo * 1.6)
+        ax3.set_ylim(lo * 0.97, lo * 1.5)
+        for ax in (ax1, ax2, ax3):
             ax.grid(alpha=0.3)
-        ax2.legend(fontsize=7)
+        ax3.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(a.png, dpi=110)
         print(f"wrote {a.png}")
