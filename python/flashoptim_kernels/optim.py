@@ -13,7 +13,8 @@ Parameters whose .grad is None are skipped and keep their own step count, as
 torch does (the engine keeps a count per tensor; see binding.hpp).
 """
 import math
-import warnings
+import re
+import weakref
 
 import torch
 
@@ -21,6 +22,70 @@ from . import _core
 from .config import config_name
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+# torch.optim's names for the decoded states (compress_state_dict=False, and
+# what a torch.optim or paper-implementation state dict holds), per rule: the
+# engine's "stateK" is _STATE_NAMES[rule][K]. The values are torch's (Adam's
+# second moment is v, not sqrt(v)), so fp32 parameters' decoded state dicts
+# load into torch.optim.AdamW / SGD and back.
+_STATE_NAMES = {"adamw": ("exp_avg", "exp_avg_sq"), "adam": ("exp_avg", "exp_avg_sq"), "lion": ("exp_avg",),
+                "sgd": ("momentum_buffer",), "sgdw": ("momentum_buffer",)}
+
+# The paper implementation's (PyPI `flashoptim`) 8-bit state format, as its
+# quantize/dequantize docstrings describe it: groups of 32 elements, one fp16
+# absmax scale per group; codes int8 in [-127, 127] (signed) or uint8 in
+# [0, 255]; "softsign" maps x in [-1, 1] to 2x / (1 + |x|) before coding,
+# "sqrt" codes sqrt(v). Keys "<name>::quantized" and "<name>::scales".
+_PAPER_GROUP = 32
+_PAPER_SPECS = {"exp_avg": dict(signed=True, sqrt=False, softsign=True),
+                "exp_avg_sq": dict(signed=False, sqrt=True, softsign=False),
+                "momentum_buffer": dict(signed=True, sqrt=False, softsign=True)}
+
+
+def _paper_dequantize(codes, scales, spec, n, what):
+    """The paper implementation's grouped 8-bit codes -> fp32 values."""
+    codes = codes.detach().to("cpu").reshape(-1)
+    scales = scales.detach().to("cpu").reshape(-1)
+    if scales.dtype == torch.bfloat16:  # its state_dict views fp16 scales as bf16 for bf16 params
+        scales = scales.view(torch.float16)
+    if codes.numel() != n:
+        raise ValueError(f"{what}: {codes.numel()} codes for a parameter of {n} elements")
+    groups = (n + _PAPER_GROUP - 1) // _PAPER_GROUP
+    if scales.numel() != groups:
+        raise ValueError(f"{what}: {scales.numel()} scales, {groups} expected (groups of {_PAPER_GROUP}); "
+                         "another group size is not the paper implementation's format")
+    if codes.is_floating_point():  # a torch cast to the parameter dtype keeps these small integers exactly
+        codes = codes.round()
+    y = codes.to(torch.float32) / (127.0 if spec["signed"] else 255.0)
+    if spec["softsign"]:
+        y = y / (2.0 - y.abs())
+    pad = groups * _PAPER_GROUP - n
+    y = torch.nn.functional.pad(y, (0, pad)).view(groups, _PAPER_GROUP) * scales.to(torch.float32)[:, None]
+    y = y.reshape(-1)[:n]
+    return y * y if spec["sqrt"] else y
+
+
+def _paper_fp32_weights(p, error_bits, what):
+    """The paper implementation's master weights: the bf16 parameter plus its
+    error bits, a signed fraction (of 127 for int8, 32767 for int16) of half
+    the parameter's bf16 ULP."""
+    if p.dtype != torch.bfloat16:
+        raise ValueError(f"{what}: error_bits for a {p.dtype} parameter (only bf16 parameters are supported)")
+    e = error_bits.detach().to("cpu").reshape(-1)
+    if e.numel() != p.numel():
+        raise ValueError(f"{what}: error_bits has {e.numel()} elements, the parameter {p.numel()}")
+    if e.dtype == torch.int8:
+        full = 127.0
+    elif e.dtype == torch.int16:
+        full = 32767.0
+    else:
+        raise ValueError(f"{what}: error_bits of dtype {e.dtype} (int8 or int16 expected)")
+    x = p.detach().to("cpu").reshape(-1)
+    bits = x.view(torch.int16).to(torch.int32) & 0x7FFF
+    biased = bits >> 7
+    exponent = torch.where(biased == 0, torch.full_like(biased, -126), biased - 127)
+    half_ulp = torch.exp2((exponent - 8).to(torch.float32))  # 2^(exponent - mantissa bits - 1)
+    return x.to(torch.float32) + e.to(torch.float32) / full * half_ulp
 
 
 def cast_model(model, dtype=torch.bfloat16):
@@ -39,9 +104,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
                  check_numerics=False, seed=0, lr_check="report"):
         if master_weight_bits not in (None, 24, 32):
             raise ValueError(f"master_weight_bits must be None, 24 or 32, not {master_weight_bits!r}")
-        if not compress_state_dict:
-            warnings.warn("flashoptim_kernels: compress_state_dict=False is not implemented yet; state_dict() "
-                          "holds the compressed state bytes", stacklevel=3)
         self._master_weight_bits = master_weight_bits
         self._quantize = quantize
         self._compress_state_dict = compress_state_dict
@@ -131,50 +193,185 @@ class _FlashOptimizer(torch.optim.Optimizer):
         super().add_param_group(param_group)
         if self._built:
             # a new engine over every group; the existing tensors keep their state
-            self._build(keep=self._pull_state())
+            try:
+                self._build(keep=self._pull_state())
+            except Exception:
+                # refused (a parameter's dtype, device, layout): _build checks
+                # before it replaces anything, so dropping the group restores
+                # the optimizer as it was
+                self.param_groups.pop()
+                self._pushed = [self._hyper(g) for g in self.param_groups]
+                raise
 
     # ---- state ---------------------------------------------------------
-    def _pull_state(self):
+    def _pull_state(self, decoded=False):
+        """{param: state} from the engines: the stored bytes (uint8 tensors
+        "correction", "stateK", "stateK_scales") and "step"; with `decoded`,
+        the states as fp32 tensors of the parameter's shape under torch's
+        names (exp_avg, ...), the correction still as bytes (it is the master
+        weights' low bits, not a state). CPU tensors either way."""
         out = dict(self._deferred or {})
+        names = _STATE_NAMES[self._rule]
         for engine, order in self._engines:
             for i, p in enumerate(order):
                 s = engine.state(i)
-                out[p] = {k: (torch.tensor(float(v)) if k == "step" else torch.from_numpy(v))
-                          for k, v in s.items()}
+                if not decoded:
+                    out[p] = {k: (torch.tensor(float(v)) if k == "step" else torch.from_numpy(v))
+                              for k, v in s.items()}
+                    continue
+                values = _core.decode_states(engine.config, s, p.numel())
+                d = {"step": torch.tensor(float(s["step"]))}
+                for k, v in sorted(values.items()):
+                    d[names[int(k[len("state"):])]] = torch.from_numpy(v).view(p.shape)
+                if s["correction"].size:
+                    d["correction"] = torch.from_numpy(s["correction"])
+                out[p] = d
         return out
+
+    def _to_engine_state(self, engine, i, p, s, group):
+        """One parameter's state in any accepted form -> the engine's
+        set_state dict. Forms: this package's bytes (a round trip, bit-exact);
+        decoded fp32 states under torch's names (compress_state_dict=False,
+        torch.optim's own state dicts); the paper implementation's keys
+        ("<name>::quantized" / "<name>::scales", "error_bits"). What does not
+        map is refused with the key named; nothing is written then."""
+        what = f"flashoptim_kernels: load_state_dict: parameter {i} of the {engine.config} engine"
+        names = _STATE_NAMES[self._rule]
+        s = {k: v for k, v in s.items() if v is not None}  # torch's SGD keeps momentum_buffer=None without momentum
+        paper = any("::" in k for k in s) or "error_bits" in s
+        # this package's bytes: "step", "correction", "stateK", "stateK_scales" only
+        own = all(k in ("step", "correction") or re.fullmatch(r"state\d+(_scales)?", k) for k in s)
+        if own and not paper:
+            arrays = {}
+            for k, v in s.items():
+                if k == "step":
+                    arrays[k] = int(v.item() if torch.is_tensor(v) else v)
+                else:
+                    arrays[k] = v.detach().to("cpu", torch.uint8).contiguous().numpy()
+            return "bytes", None, arrays
+        fp32 = None
+        if paper:
+            s = dict(s)
+            if "error_bits" in s:
+                e = s.pop("error_bits")
+                width = int(group.get("master_bytewidth", 3)) - 2  # bytes of the errors beside a bf16 param
+                if width == 1 and e.dtype != torch.int8:
+                    e = e.round().to(torch.int8) if e.is_floating_point() else e.to(torch.int8)
+                elif width == 2 and e.dtype != torch.int16:
+                    e = e.view(torch.int16)  # saved as the int16 bits viewed as the param dtype
+                fp32 = _paper_fp32_weights(p, e, what)
+            for k in [k for k in s if k.endswith("::quantized")]:
+                name = k[: -len("::quantized")]
+                if name not in _PAPER_SPECS or name + "::scales" not in s:
+                    raise ValueError(f"{what}: state key {k!r} without its '{name}::scales' or of an unknown state")
+                s[name] = _paper_dequantize(s.pop(k), s.pop(name + "::scales"), _PAPER_SPECS[name], p.numel(),
+                                            f"{what}: {name}")
+        if "step" not in s and any(n in s for n in names):
+            # torch's SGD and the paper's Lion and SGD keep no step; a saved
+            # momentum means a step was taken (SGD's first step would
+            # overwrite the buffer with the gradient)
+            s = dict(s, step=1)
+        unknown = sorted(k for k in s if k not in names and k not in ("step", "correction"))
+        if unknown:
+            raise ValueError(f"{what}: state keys {unknown} do not map to {self._rule}'s states {list(names)} "
+                             "(another optimizer's state dict?)")
+        return "decoded", fp32, s
 
     def _push_state(self, states):
         if self._deferred is not None:
             self._deferred.update(states)
             return
+        group_of = {id(p): g for g in self.param_groups for p in g["params"]}
+        # every conversion and check first, then the writes: a refused load writes nothing
+        plans = []
         for engine, order in self._engines:
             for i, p in enumerate(order):
                 s = states.get(p)
                 if not s:
                     continue
-                arrays = {}
-                for k, v in s.items():
-                    if k == "step":
-                        arrays[k] = int(v.item() if torch.is_tensor(v) else v)
-                    else:
-                        arrays[k] = v.detach().to("cpu", torch.uint8).contiguous().numpy()
-                engine.set_state(i, arrays)
+                plans.append((engine, i, p, *self._to_engine_state(engine, i, p, s, group_of.get(id(p), {}))))
+        encoded = []
+        for engine, i, p, kind, fp32, arrays in plans:
+            if kind == "bytes":
+                encoded.append((engine, i, None, arrays))  # the engine's own bytes, checked by set_state
+                continue
+            cur = engine.state(i)
+            stored = _core.decode_states(engine.config, cur, p.numel())  # which slots this configuration stores
+            values = {}
+            for k in stored:
+                name = _STATE_NAMES[self._rule][int(k[len("state"):])]
+                if name not in arrays:
+                    raise ValueError(f"flashoptim_kernels: load_state_dict: parameter {i} of the {engine.config} "
+                                     f"engine: state {name!r} is missing")
+                v = arrays[name]
+                v = v.detach() if torch.is_tensor(v) else torch.as_tensor(v)
+                if v.numel() != p.numel():
+                    raise ValueError(f"flashoptim_kernels: load_state_dict: parameter {i}: {name!r} has {v.numel()} "
+                                     f"elements, the parameter {p.numel()}")
+                values[k] = v.to("cpu", torch.float32).contiguous().view(-1).numpy()
+            new = {k: v for k, v in cur.items()}
+            new.update(_core.encode_states(engine.config, values, p.numel()))
+            if "correction" in arrays:
+                new["correction"] = arrays["correction"].detach().to("cpu", torch.uint8).contiguous().numpy()
+            step = arrays.get("step", 0)
+            new["step"] = int(step.item() if torch.is_tensor(step) else step)
+            encoded.append((engine, i, fp32, new))
+        for engine, i, fp32, arrays in encoded:
+            if fp32 is not None:
+                engine.set_fp32_param(i, fp32.contiguous().numpy())
+                arrays.pop("correction", None)
+                arrays["correction"] = engine.state(i)["correction"]  # the split's, not the stale one
+            engine.set_state(i, arrays)
 
     def state_dict(self):
+        """torch's state dict. compress_state_dict=True (the default): each
+        parameter's stored bytes (uint8 tensors "correction", "stateK",
+        "stateK_scales") and "step": a bit-exact round trip. False: the
+        states decoded to fp32 tensors of the parameter's shape under
+        torch.optim's names (exp_avg, exp_avg_sq, momentum_buffer) and
+        "step"; bf16 parameters keep "correction" as bytes. Loading that
+        re-encodes the states (8-bit states: the same bytes when nothing
+        changed them, since decode -> encode is exact on decoded values).
+        Every state tensor is a CPU tensor."""
         self.state.clear()
-        self.state.update(self._pull_state())
-        return super().state_dict()
+        self.state.update(self._pull_state(decoded=not self._compress_state_dict))
+        try:
+            return super().state_dict()
+        finally:
+            self.state.clear()  # the engines hold the state; do not keep a second copy alive
 
     def load_state_dict(self, state_dict):
+        """Loads a state dict of this package (either compress_state_dict
+        form), of torch.optim's matching optimizer (fp32 states under its
+        names: AdamW/Adam exp_avg, exp_avg_sq; SGD momentum_buffer), or of
+        the paper's implementation (PyPI `flashoptim`: "<name>::quantized",
+        "<name>::scales", "error_bits"; its master weights are rebuilt from
+        the model's current bf16 parameters and its error bits, so load the
+        model's weights first). Keys that map to no state of this rule are
+        refused (ValueError naming them) and nothing is written."""
         # torch casts every state tensor of a floating-point parameter to the
-        # parameter's dtype; the byte tensors are taken from the dict as given
+        # parameter's dtype; the state tensors are taken from the dict as given
         # (matched by position, as torch matches them) instead
         raw = state_dict["state"]
         ids = [i for g in state_dict["param_groups"] for i in g["params"]]
-        super().load_state_dict(state_dict)
         params = [p for g in self.param_groups for p in g["params"]]
-        self._push_state({p: raw[i] for p, i in zip(params, ids) if i in raw})
-        self.state.clear()  # the engines hold the state; state_dict() fills this again
+        # converted and checked against the saved groups before anything changes
+        old_groups = [dict(g) for g in self.param_groups]
+        try:
+            super().load_state_dict(state_dict)
+            for g in self.param_groups:
+                # a group saved by another implementation lacks some of this
+                # class's keys: this optimizer's defaults fill them
+                for k, v in self.defaults.items():
+                    g.setdefault(k, v)
+            self._push_state({p: raw[i] for p, i in zip(params, ids) if i in raw})
+        except Exception:
+            for g, old in zip(self.param_groups, old_groups):
+                g.clear()
+                g.update(old)
+            raise
+        finally:
+            self.state.clear()  # the engines hold the state; state_dict() fills this again
         self._sync_hypers(force=True)
 
     # ---- the step ------------------------------------------------------
@@ -194,6 +391,11 @@ class _FlashOptimizer(torch.optim.Optimizer):
                     engine.set_hyper(g, h)
                 self._pushed[g] = h
 
+    # torch.compile: a documented graph break. The step hands raw pointers to
+    # a compiled extension, which dynamo cannot trace; disabled, a compiled
+    # training step runs forward/backward compiled and this step eagerly
+    # (docs/python.md, "torch.compile").
+    @torch.compiler.disable
     @torch.no_grad()
     def step(self, closure=None):
         loss = None
@@ -216,28 +418,33 @@ class _FlashOptimizer(torch.optim.Optimizer):
                 # the step runs on the current stream (and is captured there by torch.cuda.graph)
                 engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
             bound = self._bound.setdefault(id(engine), {})
-            for i, p in enumerate(order):
-                # rebind only a gradient that moved: no DLPack export in the
-                # steady state (torch's CUDA export makes the default stream
-                # wait on the current one, which a graph capture refuses).
-                # The engine holds the bound gradient, so an equal address is
-                # the same, still allocated, buffer.
-                key = None if p.grad is None else p.grad.data_ptr()
-                if bound.get(i, -1) != key:
-                    engine.set_grad(i, None if p.grad is None else p.grad.detach())
-                    bound[i] = key
-            if self._check_numerics:
-                out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
-                if out["skip"]:
-                    raise FloatingPointError("flashoptim_kernels: a gradient is not finite; the step wrote nothing")
-            else:
-                engine.step()
-            if not cuda:
-                # let zero_grad(set_to_none=True) free the gradients: the CPU
-                # engine would otherwise keep the last ones alive
-                for i in range(len(order)):
-                    engine.set_grad(i, None)
-                bound.clear()
+            try:
+                for i, p in enumerate(order):
+                    # rebind only a gradient that moved: no DLPack export in the
+                    # steady state (torch's CUDA export makes the default stream
+                    # wait on the current one, which a graph capture refuses).
+                    # The engine holds the bound gradient, so an equal address is
+                    # the same, still allocated, buffer.
+                    key = None if p.grad is None else p.grad.data_ptr()
+                    if bound.get(i, -1) != key:
+                        bound.pop(i, None)  # unknown until set_grad has accepted it
+                        engine.set_grad(i, None if p.grad is None else p.grad.detach())
+                        bound[i] = key
+                if self._check_numerics:
+                    out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
+                    if out["skip"]:
+                        raise FloatingPointError("flashoptim_kernels: a gradient is not finite; the step wrote "
+                                                 "nothing")
+                else:
+                    engine.step()
+            finally:
+                if not cuda:
+                    # let zero_grad(set_to_none=True) free the gradients: the CPU
+                    # engine would otherwise keep the last ones alive (also
+                    # after a refused gradient)
+                    for i in range(len(order)):
+                        engine.set_grad(i, None)
+                    bound.clear()
         return loss
 
     # ---- gradient release -----------------------------------------------
@@ -257,11 +464,16 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                       "a new gradient pointer without a table rebuild (not yet)")
         if self._release_hooks:
             return
-        where = self._locate()
+        where = {id(p): (k, i) for k, (_, order) in enumerate(self._engines) for i, p in enumerate(order)}
+        # the hook holds the optimizer weakly: a strong reference would close
+        # a cycle parameter -> hook -> engine -> (its DLPack view of) the
+        # parameter that runs through C++, where the garbage collector cannot
+        # see it, and keep both alive for good
+        me = weakref.ref(self)
         for p in (p for g in self.param_groups for p in g["params"]):
-            engine, i = where[id(p)]
+            k, i = where[id(p)]
             self._release_hooks.append(p.register_post_accumulate_grad_hook(
-                lambda param, engine=engine, i=i: self._release_step(engine, i, param)))
+                lambda param, k=k, i=i: me()._release_step(me()._engines[k][0], i, param)))
 
     def _release_step(self, engine, i, p):
         if not engine.in_release_step:
