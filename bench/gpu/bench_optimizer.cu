@@ -146,6 +146,27 @@ void run(const std::string& name, const std::vector<std::int64_t>& sizes, std::v
     BENCH_OK(plan.step_async(h, a, stream));
   });
   rows.push_back({name, "plain step (step_plan, host scalars)", plain});
+  // The same plan, lr and step count read from device memory (the kernel's
+  // device-inputs variant alone: no count advance, one group).
+  {
+    double* d_lr = nullptr;
+    std::int64_t* d_step = nullptr;
+    BENCH_CUDA(cudaMalloc(&d_lr, sizeof(double)));
+    BENCH_CUDA(cudaMalloc(&d_step, sizeof(std::int64_t)));
+    const double lr = 1e-3;
+    const std::int64_t one = 1;
+    BENCH_CUDA(cudaMemcpy(d_lr, &lr, sizeof lr, cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(d_step, &one, sizeof one, cudaMemcpyHostToDevice));
+    device::device_inputs in;
+    in.lr = d_lr;
+    in.step = d_step;
+    rows.push_back({name, "plain step, device inputs (lr, step read on the GPU)", time_ms(stream, [&] {
+                      BENCH_OK(plan.step_async(h, step_args{}, in, stream));
+                    })});
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaFree(d_lr));
+    BENCH_CUDA(cudaFree(d_step));
+  }
   rows.push_back({name, "optimizer step (device lr and count)", time_ms(stream, [&] { BENCH_OK(opt.step_async(stream)); })});
 
   grad_pass_config pc;
