@@ -16,10 +16,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "common/fp8_param_cases.hpp"
+#include "common/typed_tensor.hpp"
 #include "flashoptim/cpu/fp8_param.hpp"
+#include "flashoptim/flashoptim.hpp"
 
 using namespace flashoptim;
 
@@ -325,4 +328,72 @@ TEST_CASE("fp8 params: bad input is refused and nothing is written") {
     CHECK(cpu::fp8_param_write(&r, 1, {}, -1).code() == status_code::invalid_argument);
     CHECK(untouched());
   }
+}
+
+TEST_CASE("fp8 params: the memory table counts master, FP8 copy and states") {
+  using cfg = step_config<rule::adamw, codec::ulp_correction<bf16, std::int8_t>, bf16, codec::defaults::momentum,
+                          codec::defaults::second_moment>;
+  using B = layout::bytes<cfg>;
+  using F = layout::fp8_weight_bytes<cfg>;
+  static_assert(F::master_per_param == 3.0, "bf16 + int8 master");
+  CHECK(F::copy_per_param(16384) == 1.0 + 4.0 / 16384);
+  CHECK(F::copy_per_param(128) == 1.03125);
+  CHECK(F::resident_per_param(128) == 3.0 + 1.03125 + 2.0 + B::states::per_element);
+  CHECK(F::resident_per_param(128, false) == 3.0 + 1.03125 + B::states::per_element);
+  CHECK(F::moved_per_param(16384) == B::moved_per_param + 3.0 + 1.0 + 4.0 / 16384);
+  // the copy of a tensor: values + scales
+  CHECK(fp8_param_bytes(fp8_shape_2d(300, 200, fp8_block_kind::tile_128x128)) == 60000 + 4 * 3 * 2);
+  CHECK(fp8_param_bytes(fp8_shape_1d(129)) == 129 + 4 * 2);
+}
+
+TEST_CASE_TEMPLATE("fp8 params: after a step, the FP8 copy is the recipe on the new master; a skipped step moves "
+                   "no byte",
+                   Master, codec::native<float>, codec::ulp_correction<bf16, std::int8_t>) {
+  using cfg = step_config<rule::adamw, Master, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
+  const auto s = fp8_shape_2d(200, 300, fp8_block_kind::tile_128x128);
+  testutil::typed_tensor<cfg> t(s.size);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (std::int64_t i = 0; i < s.size; ++i) {
+    t.set_master(i, 0.02f * nd(rng) * (i % 300 < 128 ? 1.0f : 100.0f));  // blocks of two magnitudes
+    t.set_grad(i, 1e-3f * nd(rng));
+  }
+  std::vector<fp8_e4m3> values(static_cast<std::size_t>(s.size));
+  std::vector<float> scales(static_cast<std::size_t>(s.scale_count()));
+  auto write = [&] {
+    fp8_param_ref<Master, fp8_e4m3> r;
+    r.master = t.param.data();
+    if constexpr (cfg::has_aux) r.aux = t.aux.data();
+    r.values = values.data();
+    r.scales = scales.data();
+    r.shape = s;
+    REQUIRE(cpu::fp8_param_write(&r, 1).ok());
+  };
+  typename cfg::hyper h;
+  h.lr = 1e-2;
+  h.weight_decay = 0.1;
+  auto view = t.view(1);
+  std::vector<std::uint8_t> first;
+  for (std::int64_t step = 1; step <= 3; ++step) {
+    step_args a;
+    a.step = step;
+    REQUIRE(cpu::step<cfg>(h, a, &view, 1).ok());
+    write();
+    std::vector<float> m(static_cast<std::size_t>(s.size));
+    for (std::int64_t i = 0; i < s.size; ++i) m[i] = t.master(i);
+    const auto model = fp8_model::write<fp8_e4m3>(s, m, false);
+    CHECK(bytes_of(values) == model.values);
+    CHECK(std::memcmp(scales.data(), model.scales.data(), scales.size() * 4) == 0);
+    if (step == 1) first = bytes_of(values);
+  }
+  CHECK(bytes_of(values) != first);  // the steps moved FP8 weights
+  const auto before = bytes_of(values);
+  const auto before_scales = scales;
+  step_args skipped;
+  skipped.step = 4;
+  skipped.skip = true;
+  REQUIRE(cpu::step<cfg>(h, skipped, &view, 1).ok());
+  write();
+  CHECK(bytes_of(values) == before);
+  CHECK(std::memcmp(scales.data(), before_scales.data(), scales.size() * 4) == 0);
 }

@@ -74,4 +74,26 @@ struct bytes {
   }
 };
 
+/// FP8 parameters with block scales (docs/fp8-params.md): the model holds
+/// the FP8 copy (1 B per parameter + one fp32 scale per block of
+/// `block_elements`, 128 or 16384) instead of Config's param, and Config's
+/// param and correction are the optimizer's master. Per parameter, scales
+/// amortized over full blocks.
+template <class Config>
+struct fp8_weight_bytes {
+  static constexpr double copy_per_param(int block_elements) { return 1.0 + 4.0 / block_elements; }
+  /// The master the step keeps: Config's param and correction.
+  static constexpr double master_per_param = static_cast<double>(bytes<Config>::param + bytes<Config>::aux);
+  /// Resident: master, FP8 copy, gradient (unless released) and states.
+  static constexpr double resident_per_param(int block_elements, bool with_grad = true) {
+    return master_per_param + copy_per_param(block_elements) +
+           (with_grad ? static_cast<double>(bytes<Config>::grad) : 0.0) + bytes<Config>::states::per_element;
+  }
+  /// Minimal traffic of the step and the FP8 write after it: the step's, the
+  /// master read once more, the copy written.
+  static constexpr double moved_per_param(int block_elements) {
+    return bytes<Config>::moved_per_param + master_per_param + copy_per_param(block_elements);
+  }
+};
+
 }  // namespace flashoptim::layout
