@@ -785,7 +785,8 @@ std::vector<T> typed_copy(const nb::dict& d, const std::string& k, std::int64_t 
   if (want == 0) return out;
   if (!d.contains(k.c_str())) throw nb::value_error((std::string(who) + ": key '" + k + "' is missing").c_str());
   nb::ndarray<nb::ro, nb::device::cpu> a;
-  if (!nb::try_cast(d[k.c_str()], a)) throw nb::type_error((std::string(who) + ": '" + k + "' is not a CPU array").c_str());
+  if (!nb::try_cast(d[k.c_str()], a))
+    throw nb::type_error((std::string(who) + ": '" + k + "' is not a CPU array").c_str());
   if (a.nbytes() != want)
     throw nb::value_error((std::string(who) + ": '" + k + "' has " + std::to_string(a.nbytes()) + " bytes, " +
                            std::to_string(want) + " expected")

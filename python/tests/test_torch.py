@@ -661,11 +661,12 @@ def test_clip_grad_norm_before_step_matches_torch(scaled):
 # Tolerances against torch.optim.AdamW on fp32 parameters, after 10 steps of
 # lr 1e-2 on weights of |w| <= 0.25, with bf16 forward/backward on our side
 # (the fp32 master weights compared: get_fp32_model_state_dict):
-#   master_weight_bits=32 (fp32 master, 8-bit states): mean |d| <= 2e-3, max <= 2e-2
-#   master_weight_bits=24 (int8 ULP correction):       mean |d| <= 5e-3, max <= 5e-2
-# Both are limited by the 8-bit states and bf16 gradients; 24 adds the
-# correction's resolution (2^-8 of a bf16 ULP).
-@pytest.mark.parametrize("bits,mean_tol,max_tol", [(32, 2e-3, 2e-2), (24, 5e-3, 5e-2)])
+#   master_weight_bits=32 (fp32 master, 8-bit states): mean |d| <= 1e-3, max <= 5e-3
+#   master_weight_bits=24 (int8 ULP correction):       mean |d| <= 2e-3, max <= 1e-2
+# Measured (torch 2.15 CPU): 3.3e-4 / 2.7e-3 for both; the 8-bit states and
+# bf16 gradients dominate, the int8 correction's resolution (2^-8 of a bf16
+# ULP) adds little in 10 steps, so 24's bound only leaves it more room.
+@pytest.mark.parametrize("bits,mean_tol,max_tol", [(32, 1e-3, 5e-3), (24, 2e-3, 1e-2)])
 def test_bf16_master_weights_against_fp32_adamw(bits, mean_tol, max_tol):
     a, b = model(), model()
     ref = torch.optim.AdamW(b.parameters(), lr=1e-2, weight_decay=0.1)
