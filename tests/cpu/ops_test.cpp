@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "flashoptim/cpu/step.hpp"
@@ -47,6 +48,16 @@ namespace codec = flashoptim::codec;
   __attribute__((target(TARGET))) inline void divide(const std::int32_t* a, float d, float* out, std::size_t n) { \
     for (std::size_t i = 0; i < n; i += k::lanes)                                                                  \
       ops::store(out + i, k::div_by_constant(ops::to_float(ops::load_i32(a + i)), ops::set1(d), ops::set1(1.0f / d))); \
+  }                                                                                                                 \
+  template <class Spec, bool SR>                                                                                    \
+  __attribute__((target(TARGET))) inline void small_encode(const float* x, const std::uint32_t* r, std::uint32_t* out, \
+                                                           std::size_t n) {                                         \
+    for (std::size_t i = 0; i < n; i += k::lanes)                                                                   \
+      ops::store_i32(out + i, k::encode_small<Spec, SR>(ops::load(x + i), ops::load_i32(r + i)));                    \
+  }                                                                                                                 \
+  template <class State>                                                                                            \
+  __attribute__((target(TARGET))) inline void fp8_values(const std::uint8_t* q, float* out, std::size_t n) {       \
+    for (std::size_t i = 0; i < n; i += k::lanes) ops::store(out + i, k::vstate<State>::fp8_value(ops::load_u8(q + i))); \
   }                                                                                                                 \
   __attribute__((target(TARGET))) inline void random(std::uint64_t seed, std::uint64_t step, std::uint64_t index,  \
                                                      std::uint32_t* out) {                                          \
@@ -126,6 +137,39 @@ void check_conversions(isa path, std::uint64_t stride) {
   CHECK(bad_fp16 == 0);
 }
 
+/// encode_small<Spec, SR> against format::encode_small_float on fp32
+/// patterns (non-NaN) with random bits from a generator, all zeros and all
+/// ones (the extremes of stochastic rounding; nearest even ignores them).
+template <class Spec, bool SR>
+long check_small_encode(isa path, std::uint64_t stride) {
+  std::vector<std::uint32_t> out(1 << 16), r(1 << 16);
+  std::uint32_t lcg = 12345;
+  long bad = 0;
+  sweep_floats(stride, [&](const float* x, std::size_t n) {
+    for (int pick = 0; pick < (SR ? 3 : 1); ++pick) {
+      for (std::size_t i = 0; i < n; ++i) {
+        lcg = lcg * 1664525u + 1013904223u;
+        r[i] = pick == 0 ? (lcg ^ (lcg >> 15)) * 2654435761u : pick == 1 ? 0u : ~0u;
+      }
+      if (path == isa::avx512) avx512_probe::small_encode<Spec, SR>(x, r.data(), out.data(), n);
+      else avx2_probe::small_encode<Spec, SR>(x, r.data(), out.data(), n);
+      for (std::size_t i = 0; i < n; ++i)
+        bad += out[i] != fmt::encode_small_float<Spec>(x[i], SR ? fmt::rounding::stochastic : fmt::rounding::nearest_even, r[i]);
+    }
+  });
+  return bad;
+}
+
+void check_small_encodes(isa path, std::uint64_t stride) {
+  INFO(flashoptim::cpu::to_string(path), " stride ", stride);
+  CHECK(check_small_encode<fmt::fp8_e4m3_spec, false>(path, stride) == 0);
+  CHECK(check_small_encode<fmt::fp8_e5m2_spec, false>(path, stride) == 0);
+  CHECK(check_small_encode<fmt::fp8_e4m3_spec, true>(path, stride) == 0);
+  CHECK(check_small_encode<fmt::fp8_e5m2_spec, true>(path, stride) == 0);
+  CHECK(check_small_encode<fmt::fp16_spec, true>(path, stride) == 0);
+  CHECK(check_small_encode<fmt::fp16_spec, false>(path, stride) == 0);
+}
+
 template <class M>
 void check_master(isa path, std::uint64_t stride) {
   using P = typename M::param_type;
@@ -183,6 +227,76 @@ TEST_CASE("fp32 -> bf16 and fp16 round to nearest even as format::from_float (st
 
 TEST_CASE("exhaustive: fp32 -> bf16 and fp16 over all 2^32 patterns" * doctest::skip()) {
   for (isa path : vector_isas()) check_conversions(path, 1);
+}
+
+TEST_CASE("fp32 -> fp8 (e4m3, e5m2) and fp16, nearest even and stochastic, as encode_small_float (strided sweep)") {
+  for (isa path : vector_isas()) check_small_encodes(path, 251);
+  // every exponent, with the mantissas around the rounding points of each
+  // format (ties, one below, one above) and the stochastic shifts 31 .. 33
+  std::vector<float> x;
+  for (std::uint32_t e = 0; e < 255; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x7fffffu, 0x400000u, 0x3fffffu, 0x400001u, 0x80000u, 0x7ffffu, 0x80001u, 0x100000u,
+                            0xfffffu, 0x100001u, 0x1000u, 0xfffu, 0x1001u, 0x2000u, 0x1fffu, 0x2001u, 0x5a5a5au})
+      for (std::uint32_t s : {0u, 0x80000000u}) x.push_back(fmt::float_from_bits(s | (e << 23) | m));
+  x.push_back(fmt::float_from_bits(0x7f800000u));
+  x.push_back(fmt::float_from_bits(0xff800000u));
+  while (x.size() % 16) x.push_back(0.0f);
+  std::vector<std::uint32_t> r(x.size()), out(x.size());
+  for (isa path : vector_isas()) {
+    long bad = 0;
+    for (std::uint32_t bits : {0u, ~0u, 0x80000000u, 0x7fffffffu, 0x12345678u, 1u}) {
+      for (std::size_t i = 0; i < x.size(); ++i) r[i] = bits ^ static_cast<std::uint32_t>(i * 0x9e3779b9u * (bits & 1u));
+      auto run = [&](auto spec, auto sr) {
+        using S = decltype(spec);
+        constexpr bool SR = decltype(sr)::value;
+        if (path == isa::avx512) avx512_probe::small_encode<S, SR>(x.data(), r.data(), out.data(), x.size());
+        else avx2_probe::small_encode<S, SR>(x.data(), r.data(), out.data(), x.size());
+        for (std::size_t i = 0; i < x.size(); ++i)
+          bad += out[i] != fmt::encode_small_float<S>(x[i], SR ? fmt::rounding::stochastic : fmt::rounding::nearest_even, r[i]);
+      };
+      run(fmt::fp8_e4m3_spec{}, std::false_type{});
+      run(fmt::fp8_e5m2_spec{}, std::false_type{});
+      run(fmt::fp16_spec{}, std::false_type{});
+      run(fmt::fp8_e4m3_spec{}, std::true_type{});
+      run(fmt::fp8_e5m2_spec{}, std::true_type{});
+      run(fmt::fp16_spec{}, std::true_type{});
+    }
+    INFO(flashoptim::cpu::to_string(path));
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("exhaustive: fp32 -> fp8 and fp16 (both roundings) over all 2^32 patterns" * doctest::skip()) {
+  for (isa path : vector_isas()) check_small_encodes(path, 1);
+}
+
+TEST_CASE("fp8 code values equal fp8_code::value for every finite code, in every lane") {
+  // 256 codes; the rotation puts each code in each lane position
+  std::vector<std::uint8_t> q;
+  for (int rot = 0; rot < 16; ++rot)
+    for (int i = 0; i < 256; ++i) q.push_back(static_cast<std::uint8_t>(i + rot));
+  std::vector<float> out(q.size());
+  for (isa path : vector_isas()) {
+    using e4 = codec::precision::fp8_momentum;
+    using e5 = codec::grouped<codec::fp8_code<flashoptim::fp8_e5m2>, codec::identity, codec::scale_fp32>;
+    long bad = 0;
+    if (path == isa::avx512) avx512_probe::fp8_values<e4>(q.data(), out.data(), q.size());
+    else avx2_probe::fp8_values<e4>(q.data(), out.data(), q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const flashoptim::fp8_e4m3 c{q[i]};
+      if (!codec::fp8_code<flashoptim::fp8_e4m3>::is_sentinel(c))
+        bad += fmt::bits_of(out[i]) != fmt::bits_of(codec::fp8_code<flashoptim::fp8_e4m3>::value(c));
+    }
+    if (path == isa::avx512) avx512_probe::fp8_values<e5>(q.data(), out.data(), q.size());
+    else avx2_probe::fp8_values<e5>(q.data(), out.data(), q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const flashoptim::fp8_e5m2 c{q[i]};
+      if ((q[i] & 0x7fu) <= fmt::fp8_e5m2_spec::max_finite_bits)  // finite codes; the others take the scalar step
+        bad += fmt::bits_of(out[i]) != fmt::bits_of(codec::fp8_code<flashoptim::fp8_e5m2>::value(c));
+    }
+    INFO(flashoptim::cpu::to_string(path));
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("fp16 -> fp32 (F16C) equals decode_small_float for all 65536 patterns, NaNs included") {

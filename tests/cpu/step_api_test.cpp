@@ -97,6 +97,20 @@ void check_vector_coverage(const char* name, const typename Config::hyper& h, bo
   }
 }
 
+/// A compander that declares no kind (identity arithmetic): no vector path.
+struct kindless_identity {
+  static constexpr const char* name = "test_kindless_identity";
+  static float pre(float x) { return x; }
+  static float post(float n) { return n; }
+  static float post_inverse(float y) { return y; }
+  static float pre_inverse(float t) { return t; }
+};
+using kindless_config =
+    step_config<rule::adamw, ulp8, bf16,
+                flashoptim::codec::grouped<flashoptim::codec::int8_code<true>, kindless_identity, flashoptim::codec::scale_fp32>,
+                dv>;
+static_assert(!flashoptim::cpu::is_vectorized<kindless_config>, "a compander without a kind has no vector path");
+
 template <class Config>
 typename Config::hyper lr_hyper(double lr = 1e-2) {
   typename Config::hyper h;
@@ -120,6 +134,8 @@ TEST_CASE("the vector paths step every whole group of finite inputs themselves")
   check_vector_coverage<adamw_bf16_states>("adamw bf16 states", lr_hyper<adamw_bf16_states>());
   check_vector_coverage<adamw_bf16_sr_states>("adamw bf16 sr states", lr_hyper<adamw_bf16_sr_states>());
   check_vector_coverage<adamw_fp16_states>("adamw fp16 states", lr_hyper<adamw_fp16_states>(), true);
+  check_vector_coverage<adamw_fp16_sr_states>("adamw fp16 sr states", lr_hyper<adamw_fp16_sr_states>(), true);
+  check_vector_coverage<adamw_fp8_states>("adamw fp8 states", lr_hyper<adamw_fp8_states>());
   check_vector_coverage<adamw_sr_codes>("adamw stochastic codes", lr_hyper<adamw_sr_codes>());
   check_vector_coverage<lion_default>("lion", lr_hyper<lion_default>(1e-3));
   auto s = lr_hyper<sgd_momentum>();
@@ -148,7 +164,7 @@ TEST_CASE("instruction set: detection, override and what step runs") {
     CHECK(selected_isa<adamw_default>(o) == isa::avx2);
   }
   // configurations without a vector path run the scalar step, whatever is asked
-  CHECK(selected_isa<adamw_fp8_states>() == isa::portable);
+  CHECK(selected_isa<kindless_config>() == isa::portable);
   CHECK(std::string(to_string(isa::avx512)) == "avx512");
 }
 

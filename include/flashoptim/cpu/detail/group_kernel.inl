@@ -54,6 +54,62 @@ FLASHOPTIM_CPU_FN vi bf16_stochastic(vf x, vi random) {
   return ops::srli<16>(ops::addi(ops::as_i(x), ops::andi(random, ops::set1i(0xffff))));
 }
 
+/// format::encode_small_float<Spec>(x, mode, random) for non-NaN x, in
+/// integer arithmetic as the scalar function, for the formats whose smallest
+/// normal exponent lies above fp32's by far enough (fp16, fp8): there every
+/// fp32 subnormal and zero sits 56 or more bits below the cut and rounds to
+/// zero in both modes, so the implicit bit is set for every lane (e32 = 0
+/// taken as exponent -127, still far below the cut) and no lane needs a
+/// branch of its own. Per lane, with e the exponent of x and M Spec's
+/// mantissa bits:
+///   eq = max(e, emin), shift = 23 - M + (eq - e) (variable shifts; a count
+///   of 32 or more gives 0, which is the scalar result wherever it occurs)
+///   nearest even: kept = (sig + 2^(shift-1) - 1 + ((sig >> shift) & 1)) >> shift
+///     (for shift > 32 the add wraps, the shift still gives the scalar's 0)
+///   stochastic, shift <= 31: kept = (sig + (random & (2^shift - 1))) >> shift
+///   stochastic, shift >= 32: the scalar adds random << (shift - 32) in 64
+///     bits; with k = shift - 32 that is the carry out of the 32-bit sum
+///     (sig >> k) + random (sig's low k bits cannot reach the random bits)
+///   result = ((eq + bias - 1) << M) + kept, then Spec's overflow rule.
+template <class Spec, bool Stochastic>
+FLASHOPTIM_CPU_FN vi encode_small(vf x, vi random) {
+  static_assert(Spec::emin > -80, "fp32 subnormals must round to zero (not bf16)");
+  constexpr int M = Spec::mant_bits;
+  const vi u = ops::as_i(x);
+  const vi a = ops::andi(u, ops::set1i(0x7fffffff));
+  const vi e32 = ops::srli<23>(a);
+  const vi e32q = ops::maxi(e32, ops::set1i(Spec::emin + 127));
+  const vi shift = ops::addi(ops::subi(e32q, e32), ops::set1i(23 - M));
+  const vi sig = ops::ori(ops::andi(a, ops::set1i(0x7fffff)), ops::set1i(0x800000));
+  const vi one = ops::set1i(1);
+  vi kept;
+  if constexpr (Stochastic) {
+    const vi low = ops::srlv(ops::addi(sig, ops::andi(random, ops::subi(ops::sllv(one, shift), one))), shift);
+    const vi wide = ops::subi(shift, ops::set1i(32));  // negative below 32: unused lanes
+    const vi sum = ops::addi(ops::srlv(sig, wide), random);
+    // carry out of sum: sum < random as unsigned (compared with the sign bits flipped)
+    const vi flip = ops::set1i(static_cast<std::int32_t>(0x80000000u));
+    const vi carry = ops::selecti(ops::gti(ops::xori(random, flip), ops::xori(sum, flip)), one, ops::set1i(0));
+    kept = ops::selecti(ops::gti(shift, ops::set1i(31)), carry, low);
+  } else {
+    (void)random;
+    const vi half_minus_one = ops::subi(ops::sllv(one, ops::subi(shift, one)), one);
+    kept = ops::srlv(ops::addi(ops::addi(sig, half_minus_one), ops::andi(ops::srlv(sig, shift), one)), shift);
+  }
+  const vi result = ops::addi(ops::slli<M>(ops::subi(e32q, ops::set1i(128 - Spec::bias))), kept);
+  const vi sign = ops::andi(ops::srli<31 - (Spec::exp_bits + M)>(u), ops::set1i(static_cast<std::int32_t>(Spec::sign_bit)));
+  const vi max_finite = ops::set1i(static_cast<std::int32_t>(Spec::max_finite_bits));
+  if constexpr (Spec::overflow == format::overflow_rule::saturate) {
+    return ops::ori(ops::mini(result, max_finite), sign);
+  } else if constexpr (Spec::overflow == format::overflow_rule::to_infinity) {
+    return ops::ori(ops::selecti(ops::gti(result, max_finite), ops::set1i(static_cast<std::int32_t>(Spec::inf_bits)), result),
+                    sign);
+  } else {
+    return ops::selecti(ops::gti(result, max_finite), ops::set1i(static_cast<std::int32_t>(Spec::nan_bits)),
+                        ops::ori(result, sign));
+  }
+}
+
 /// rounding_key{seed, step, index}.bits(i) for the lanes i = 0 .. lanes-1.
 FLASHOPTIM_CPU_FN vi random_bits(std::uint64_t seed, std::uint64_t step, std::uint64_t index) {
   return ops::random_bits(seed ^ (step * 0x9e3779b97f4a7c15ull), index);
@@ -88,6 +144,17 @@ struct velem<fp16> {
   // vcvtps2ph with an immediate RNE is IEEE's conversion: overflow to inf,
   // subnormal results kept (checked against encode_small_float in tests/cpu).
   FLASHOPTIM_CPU_FN static vi from_float(vf x) { return ops::float_to_half(x); }
+};
+/// fp8 codes: the raw bits only (vstate's fp8 branch decodes them).
+template <>
+struct velem<fp8_e4m3> {
+  FLASHOPTIM_CPU_FN static vi load(const fp8_e4m3* p) { return ops::load_u8(p); }
+  FLASHOPTIM_CPU_FN static void store(fp8_e4m3* p, vi x) { ops::store_8(p, x); }
+};
+template <>
+struct velem<fp8_e5m2> {
+  FLASHOPTIM_CPU_FN static vi load(const fp8_e5m2* p) { return ops::load_u8(p); }
+  FLASHOPTIM_CPU_FN static void store(fp8_e5m2* p, vi x) { ops::store_8(p, x); }
 };
 template <>
 struct velem<std::int8_t> {
@@ -470,6 +537,9 @@ struct vstate<codec::plain<T, R>> : vstate_no_scale {
                                        std::uint64_t index) {
     if constexpr (std::is_same<T, bf16>::value && R == format::rounding::stochastic) {
       velem<T>::store(q, bf16_stochastic(x, random_bits(seed, step, index)));
+    } else if constexpr (std::is_same<T, fp16>::value && R == format::rounding::stochastic) {
+      // format_traits<fp16>::from_float(x, stochastic, bits): the generic encoder
+      velem<T>::store(q, encode_small<format::fp16_spec, true>(x, random_bits(seed, step, index)));
     } else {
       (void)seed, (void)step, (void)index;
       velem<T>::store(q, velem<T>::from_float(x));
@@ -477,12 +547,27 @@ struct vstate<codec::plain<T, R>> : vstate_no_scale {
   }
 };
 
+/// Code formats: integer codes (qmax) or fp8 codes (their format's spec and
+/// exponent K, codec::fp8_code).
+template <class Code>
+struct vcode_info {
+  static constexpr bool fp8 = false;
+  static constexpr int qmax = Code::qmax;
+};
+template <class T>
+struct vcode_info<codec::fp8_code<T>> {
+  static constexpr bool fp8 = true;
+  static constexpr int qmax = 0;
+  using spec = typename format::format_traits<T>::spec;
+};
+
 template <class Code, class Compander, class Scale, codec::code_rounding R>
 struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   static constexpr bool grouped = true;
   using code_type = typename Code::storage;
   using scale_type = typename Scale::storage;
-  static constexpr int qmax = Code::qmax;
+  static constexpr bool is_fp8 = vcode_info<Code>::fp8;
+  static constexpr int qmax = vcode_info<Code>::qmax;
   static constexpr int qmin = Code::is_signed ? -qmax : 0;
   // by the compander's declared kind (codec/compander.hpp), not its type
   static constexpr bool is_sqrt = codec::compander_kind_of<Compander> == codec::compander_kind::sqrt;
@@ -495,14 +580,18 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// codes (the sqrt compander) and the offset is 0.5: floor(127 * y + 0.5)
   /// stays within [-127, 127]. A stochastic offset just below 1 can round
   /// qmax + u up to qmax + 1, so that mode keeps it.
-  static constexpr bool clamps = R == codec::code_rounding::stochastic || (!Code::is_signed && !is_sqrt);
+  static constexpr bool clamps = !is_fp8 && (R == codec::code_rounding::stochastic || (!Code::is_signed && !is_sqrt));
   /// apply_reciprocal's clamp of n to [-1, 1] cannot change a code when the
   /// scale is the group maximum itself (scale_fp32): t * RN(1/s) exceeds 1 by
   /// at most 2^-23 for |t| <= s, so y <= 1 + 2^-22 and floor(qmax * y + 0.5)
   /// is still qmax (-qmax below); a stochastic offset reaches qmax + 1 with
   /// or without it, and the code clamp takes that back. Rounded-up 16-bit
-  /// scales saturate below the maximum, so they keep it.
-  static constexpr bool clamps_n = !std::is_same<Scale, codec::scale_fp32>::value;
+  /// scales saturate below the maximum, so they keep it. fp8 codes round
+  /// y * 2^K: 2^K (1 + 2^-22) rounds to nearest 2^K as the clamped 1 does,
+  /// but stochastic rounding could carry it up a step, so that mode keeps
+  /// the clamp.
+  static constexpr bool clamps_n =
+      !std::is_same<Scale, codec::scale_fp32>::value || (is_fp8 && R == codec::code_rounding::stochastic);
 
   using scale_value = vf;
   struct norm {
@@ -546,16 +635,43 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 
   /// Sentinels are the extreme codes (int8: -128, uint8: 255): a running
   /// minimum (signed) or maximum (unsigned) of the codes finds them.
-  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(Code::is_signed ? 127 : 0); }
+  /// fp8 codes: a running maximum of the magnitude bits; any above the
+  /// format's largest finite one is the sentinel (NaN) or, for e5m2, an
+  /// infinity, both the scalar step's.
+  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(Code::is_signed && !is_fp8 ? 127 : 0); }
   FLASHOPTIM_CPU_FN static bool has_sentinel(vi acc) {
-    return Code::has_sentinel && ops::any(ops::eqi(acc, ops::set1i(static_cast<std::int32_t>(Code::sentinel()))));
+    if constexpr (is_fp8) {
+      return ops::any(ops::gti(acc, ops::set1i(static_cast<std::int32_t>(vcode_info<Code>::spec::max_finite_bits))));
+    } else {
+      return Code::has_sentinel && ops::any(ops::eqi(acc, ops::set1i(static_cast<std::int32_t>(Code::sentinel()))));
+    }
+  }
+
+  /// fp8_code::value = to_float(q) * 2^-K for a finite code, exactly: normal
+  /// codes by placing the bits in an fp32 with the exponent rebased (bias and
+  /// K), subnormal ones (exponent field 0) as mant * 2^(emin - M - K), a
+  /// small integer times a power of two; the sign bit moved to bit 31.
+  FLASHOPTIM_CPU_FN static vf fp8_value(vi q) {
+    using S = typename vcode_info<Code>::spec;
+    constexpr int M = S::mant_bits;
+    const vi m = ops::andi(q, ops::set1i(0x7f));
+    const vf normal = ops::as_f(ops::addi(ops::slli<23 - M>(m), ops::set1i((127 - S::bias - Code::exponent) << 23)));
+    const vf sub = ops::mul(ops::to_float(m), ops::set1(format::pow2(S::emin - M - Code::exponent)));
+    const vf mag = ops::select(ops::gti(ops::set1i(1 << M), m), sub, normal);
+    return ops::as_f(ops::ori(ops::as_i(mag), ops::slli<24>(ops::andi(q, ops::set1i(0x80)))));
   }
 
   /// grouped::decode(code_value(q), scale), code_value = post_inverse(value(q)).
   FLASHOPTIM_CPU_FN static vf decode(const code_type* q, vf scale, vi& extreme) {
     const vi qi = velem<code_type>::load(q);
-    if (Code::has_sentinel) extreme = Code::is_signed ? ops::mini(extreme, qi) : ops::maxi(extreme, qi);
-    vf y = div_by_constant(ops::to_float(qi), ops::set1(static_cast<float>(qmax)), ops::set1(1.0f / static_cast<float>(qmax)));
+    vf y;
+    if constexpr (is_fp8) {
+      extreme = ops::maxi(extreme, ops::andi(qi, ops::set1i(0x7f)));
+      y = fp8_value(qi);
+    } else {
+      if (Code::has_sentinel) extreme = Code::is_signed ? ops::mini(extreme, qi) : ops::maxi(extreme, qi);
+      y = div_by_constant(ops::to_float(qi), ops::set1(static_cast<float>(qmax)), ops::set1(1.0f / static_cast<float>(qmax)));
+    }
     if (is_softsign) y = ops::div(y, ops::sub(ops::set1(2.0f), ops::abs(y)));
     const vf t = ops::mul(y, scale);
     return is_sqrt ? ops::mul(t, t) : t;
@@ -581,6 +697,16 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
       if (clamps_n) n = ops::min(is_sqrt ? n : ops::max(n, ops::set1(-1.0f)), ops::set1(1.0f));
     }
     const vf y = is_softsign ? ops::div(ops::mul(ops::set1(2.0f), n), ops::add(ops::set1(1.0f), ops::abs(n))) : n;
+    if constexpr (is_fp8) {
+      // fp8_code::quantize: y * 2^K (exact) through the format's conversion
+      constexpr bool sr = R == codec::code_rounding::stochastic;
+      const vf s = ops::mul(y, ops::set1(format::pow2(Code::exponent)));
+      vi c = encode_small<typename vcode_info<Code>::spec, sr>(s, sr ? random_bits(seed, step, index) : ops::set1i(0));
+      // half_up_nonzero: a positive y never gives code 0 (c is 0 .. 0x7e there)
+      if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(y, ops::set1(0.0f)), c, ops::set1i(1));
+      velem<code_type>::store(q, c);
+      return;
+    }
     const vf scaled = ops::mul(y, ops::set1(static_cast<float>(qmax)));
     vf offset;
     if constexpr (R == codec::code_rounding::stochastic) {

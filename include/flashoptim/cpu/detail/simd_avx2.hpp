@@ -104,6 +104,9 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vi slli(vi a) { return _mm256_slli_epi32(a, N); }
   template <int N>
   FLASHOPTIM_CPU_AVX2_FN static vi srli(vi a) { return _mm256_srli_epi32(a, N); }
+  /// Per-lane shifts; a count of 32 or more gives 0 (vpsllvd / vpsrlvd).
+  FLASHOPTIM_CPU_AVX2_FN static vi sllv(vi a, vi n) { return _mm256_sllv_epi32(a, n); }
+  FLASHOPTIM_CPU_AVX2_FN static vi srlv(vi a, vi n) { return _mm256_srlv_epi32(a, n); }
   FLASHOPTIM_CPU_AVX2_FN static vi mini(vi a, vi b) { return _mm256_min_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi maxi(vi a, vi b) { return _mm256_max_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vm eqi(vi a, vi b) { return _mm256_cmpeq_epi32(a, b); }

@@ -3,9 +3,8 @@
 //
 // Which parts of a step configuration the vector CPU paths implement. A
 // configuration is vectorized when its rule, master mode, gradient type and
-// every state codec all are; anything else (fp8 codes, companders without a
-// kind, user scale formats, fp16 stochastic rounding) runs the scalar
-// per-tile step on the same threads. Rules and companders are chosen by the
+// every state codec all are; anything else (companders without a kind, user
+// code or scale formats) runs the scalar per-tile step on the same threads. Rules and companders are chosen by the
 // traits they declare (rule::vector_form_t, codec::compander_kind_of), the
 // library's and a user's alike (docs/extending.md). Both vector paths (AVX2, AVX-512) implement exactly this
 // list, in cpu/detail/group_kernel.inl.
@@ -103,6 +102,10 @@ template <bool S>
 struct vector_code<codec::int8_code<S>> : std::true_type {};
 template <bool S>
 struct vector_code<codec::uint8_code<S>> : std::true_type {};
+template <>
+struct vector_code<codec::fp8_code<fp8_e4m3>> : std::true_type {};
+template <>
+struct vector_code<codec::fp8_code<fp8_e5m2>> : std::true_type {};
 
 template <class Scale>
 struct vector_scale : std::false_type {};
@@ -117,14 +120,14 @@ template <class State>
 struct vector_state : std::false_type {};
 template <>
 struct vector_state<codec::none> : std::true_type {};
-// fp32 ignores the rounding mode (it stores the value); bf16 rounds to
-// nearest even or stochastically; fp16 to nearest even only.
+// fp32 ignores the rounding mode (it stores the value); bf16 and fp16 round
+// to nearest even or stochastically.
 template <format::rounding R>
 struct vector_state<codec::plain<float, R>> : std::true_type {};
 template <format::rounding R>
 struct vector_state<codec::plain<bf16, R>> : std::true_type {};
-template <>
-struct vector_state<codec::plain<fp16, format::rounding::nearest_even>> : std::true_type {};
+template <format::rounding R>
+struct vector_state<codec::plain<fp16, R>> : std::true_type {};
 template <class Code, class Compander, class Scale, codec::code_rounding R>
 struct vector_state<codec::grouped<Code, Compander, Scale, R>>
     : std::bool_constant<vector_code<Code>::value && vector_compander<Compander> && vector_scale<Scale>::value> {};
