@@ -23,6 +23,7 @@
 #include "common/typed_tensor.hpp"
 #include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/flashoptim.hpp"
+#include "flashoptim/layout/fp8_shard.hpp"
 
 using namespace flashoptim;
 
@@ -396,4 +397,57 @@ TEST_CASE_TEMPLATE("fp8 params: after a step, the FP8 copy is the recipe on the 
   write();
   CHECK(bytes_of(values) == before);
   CHECK(std::memcmp(scales.data(), before_scales.data(), scales.size() * 4) == 0);
+}
+
+TEST_CASE("fp8 params: shard plans whose blocks do not cross ranks") {
+  const auto shapes = fp8_model::shapes();
+  std::vector<std::vector<float>> xs;
+  std::vector<fp8_buffers<codec::native<float>, fp8_e4m3>> whole;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    xs.push_back(fp8_model::values(shapes[k], 77 + k, true));
+    whole.emplace_back(shapes[k], xs.back());
+    auto r = whole.back().ref();
+    REQUIRE(cpu::fp8_param_write(&r, 1).ok());
+  }
+  for (int ranks : {1, 2, 3, 8, 64}) {
+    CAPTURE(ranks);
+    layout::shard_plan plan;
+    REQUIRE(layout::fp8_packed_plan(shapes.data(), shapes.size(), ranks, plan).ok());
+    CHECK(plan.group_aligned());
+    CHECK(plan.total_elements() == [&] {
+      std::int64_t t = 0;
+      for (const auto& s : shapes) t += s.size;
+      return t;
+    }());
+    std::int64_t largest = 0;
+    for (int r = 0; r < ranks; ++r) largest = std::max(largest, plan.shard_size(r));
+    if (ranks == 2) CHECK(largest < plan.total_elements() * 3 / 4);  // the cuts still balance
+    for (const auto& p : plan.all_pieces()) {
+      const auto& s = shapes[p.tensor];
+      CAPTURE(fp8_model::describe(s));
+      CAPTURE(p.begin);
+      CAPTURE(p.end);
+      REQUIRE(fp8_shard_aligned(s, p.begin, p.end));
+      // the piece written as its own tensor: the slice of the whole write
+      const auto ps = fp8_shard_shape(s, p.begin, p.end);
+      REQUIRE(validate_fp8_shape(0, ps).ok());
+      std::vector<float> xp(xs[p.tensor].begin() + p.begin, xs[p.tensor].begin() + p.end);
+      fp8_buffers<codec::native<float>, fp8_e4m3> part(ps, xp);
+      auto pr = part.ref();
+      REQUIRE(cpu::fp8_param_write(&pr, 1).ok());
+      const auto& w = whole[p.tensor];
+      const std::int64_t so = fp8_shard_scale_offset(s, p.begin);
+      REQUIRE(so + ps.scale_count() <= s.scale_count());
+      bool same = true;
+      for (std::int64_t i = 0; i < ps.size; ++i) same = same && part.values[i].bits == w.values[p.begin + i].bits;
+      for (std::int64_t i = 0; i < ps.scale_count(); ++i)
+        same = same && fp8_model::bits(part.scales[i]) == fp8_model::bits(w.scales[so + i]);
+      CHECK(same);
+    }
+  }
+  layout::shard_plan plan;
+  CHECK(layout::fp8_packed_plan(shapes.data(), shapes.size(), 0, plan).code() == status_code::invalid_argument);
+  fp8_block_shape bad = shapes[0];
+  bad.block_rows = 3;
+  CHECK(layout::fp8_packed_plan(&bad, 1, 2, plan).code() == status_code::invalid_argument);
 }

@@ -70,6 +70,20 @@ inline bool fp8_shard_aligned(const fp8_block_shape& s, std::int64_t begin, std:
   return begin % a == 0 && (end % a == 0 || end == s.size);
 }
 
+/// The form of a block-aligned shard [begin, end) (fp8_shard_aligned): the
+/// same columns and blocks, (end - begin) / cols rows (the 1-D form for a
+/// 1-D tensor). Its scales are the tensor's from fp8_shard_scale_offset(s, begin).
+inline fp8_block_shape fp8_shard_shape(const fp8_block_shape& s, std::int64_t begin, std::int64_t end) {
+  fp8_block_shape out = s;
+  out.size = end - begin;
+  out.rows = s.cols > 0 ? (out.size + s.cols - 1) / s.cols : 0;
+  return out;
+}
+inline std::int64_t fp8_shard_scale_offset(const fp8_block_shape& s, std::int64_t begin) {
+  const std::int64_t a = fp8_shard_alignment(s);
+  return a > 0 ? begin / a * s.scale_cols() : 0;
+}
+
 /// Checks a shape: sizes in [0, max_elements], block_rows 1 or 128, and
 /// either rows * cols == size or the 1-D form (block_rows 1).
 inline status validate_fp8_shape(std::size_t index, const fp8_block_shape& s) {
