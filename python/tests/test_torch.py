@@ -603,6 +603,15 @@ def test_a_compiled_step_alone_runs_eagerly():
         ob.step()
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert torch.equal(pa.view(torch.int16), pb.view(torch.int16))
+    # fullgraph=True cannot hold the step: dynamo names the documented break
+    # (without it, dynamo would trace into the binding and fail on whatever it
+    # meets first, e.g. a data pointer comparison)
+    torch._dynamo.reset()
+    set_grads([a], 3)
+    before = [p.detach().clone() for p in a.parameters()]
+    with pytest.raises(Exception, match=r"torch\.compiler\.disable"):
+        torch.compile(oa.step, fullgraph=True, backend="eager")()
+    assert all(torch.equal(p0.view(torch.int16), p.view(torch.int16)) for p0, p in zip(before, a.parameters()))
 
 
 # ---- GradScaler, clipping ----------------------------------------------------
@@ -865,3 +874,30 @@ def test_cuda_grad_scaler_and_clip_match_torch():
             scaler.update()
     for pa, pb in zip(a.parameters(), b.parameters()):
         torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
+
+
+def test_neither_gradient_release_nor_a_refused_step_keeps_tensors_alive():
+    import gc
+    import weakref
+
+    # release hooks: a strong reference to the optimizer would close a cycle
+    # through the engine's C++ view of the parameter that gc cannot collect
+    m = model(torch.bfloat16)
+    opt = FlashAdamW(m.parameters(), lr=1e-2)
+    opt.enable_gradient_release()
+    train(m, opt, 1)
+    ref = weakref.ref(m[0].weight)
+    del m, opt
+    gc.collect()
+    assert ref() is None
+    # a refused gradient is unbound again, so dropping .grad frees it
+    m = model()
+    opt = FlashAdamW(m.parameters(), lr=1e-2)
+    torch.nn.functional.mse_loss(m(batch(0)[0]), batch(0)[1]).backward()
+    m[2].weight.grad = m[2].weight.grad.t().contiguous().t()
+    with pytest.raises(ValueError, match="contiguous"):
+        opt.step()
+    grads = [weakref.ref(p.grad) for p in m.parameters()]
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+    assert all(g() is None for g in grads)
