@@ -293,7 +293,19 @@ class _FlashOptimizer(torch.optim.Optimizer):
         encoded = []
         for engine, i, p, kind, fp32, arrays in plans:
             if kind == "bytes":
-                encoded.append((engine, i, None, arrays))  # the engine's own bytes, checked by set_state
+                if engine.device == "cpu":
+                    # set_state checks one tensor at a time; checked here for
+                    # all first (a CUDA engine's state() copies the whole
+                    # optimizer to the host, too dear per tensor: there
+                    # set_state's own check stops at the first bad tensor)
+                    cur = engine.state(i)
+                    sizes = {k: v.nbytes for k, v in arrays.items() if k != "step"}
+                    want = {k: v.nbytes for k, v in cur.items() if k != "step"}
+                    if sizes != want:
+                        raise ValueError(f"flashoptim_kernels: load_state_dict: parameter {i} of the "
+                                         f"{engine.config} engine: state bytes {sizes} do not match the "
+                                         f"configuration's {want}")
+                encoded.append((engine, i, None, arrays))
                 continue
             cur = engine.state(i)
             stored = _core.decode_states(engine.config, cur, p.numel())  # which slots this configuration stores

@@ -901,3 +901,19 @@ def test_neither_gradient_release_nor_a_refused_step_keeps_tensors_alive():
     opt.zero_grad(set_to_none=True)
     gc.collect()
     assert all(g() is None for g in grads)
+
+
+def test_own_state_bytes_of_another_configuration_are_refused_before_any_write():
+    a = model(torch.bfloat16)
+    oa = FlashAdamW(a.parameters(), master_weight_bits=32)  # fp32 masters: 4 correction bytes per element
+    train(a, oa, 1)
+    sd = copy.deepcopy(oa.state_dict())
+    b = model(torch.bfloat16)
+    ob = FlashAdamW(b.parameters())  # int8 corrections
+    train(b, ob, 1)
+    before = copy.deepcopy(ob.state_dict())
+    sd["state"][0] = copy.deepcopy(before["state"][0])  # the first tensor's bytes fit; the others do not
+    sd["state"][0]["step"] = torch.tensor(7.0)  # (and would change its count if written)
+    with pytest.raises(ValueError, match="do not match"):
+        ob.load_state_dict(sd)
+    states_equal(before["state"], ob.state_dict()["state"])
