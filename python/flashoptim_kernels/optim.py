@@ -22,6 +22,8 @@ from . import _core
 from .config import config_name
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
+# torch.compiler.disable (torch >= 2.1), torch._dynamo.disable before it
+_compiler_disable = getattr(getattr(torch, "compiler", None), "disable", None) or torch._dynamo.disable
 
 # torch.optim's names for the decoded states (compress_state_dict=False, and
 # what a torch.optim or paper-implementation state dict holds), per rule: the
@@ -237,7 +239,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         map is refused with the key named; nothing is written then."""
         what = f"flashoptim_kernels: load_state_dict: parameter {i} of the {engine.config} engine"
         names = _STATE_NAMES[self._rule]
-        s = {k: v for k, v in s.items() if v is not None}  # torch's SGD keeps momentum_buffer=None without momentum
         paper = any("::" in k for k in s) or "error_bits" in s
         # this package's bytes: "step", "correction", "stateK", "stateK_scales" only
         own = all(k in ("step", "correction") or re.fullmatch(r"state\d+(_scales)?", k) for k in s)
@@ -286,7 +287,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
         plans = []
         for engine, order in self._engines:
             for i, p in enumerate(order):
-                s = states.get(p)
+                # torch's SGD keeps momentum_buffer=None without momentum: nothing to load
+                s = {k: v for k, v in (states.get(p) or {}).items() if v is not None}
                 if not s:
                     continue
                 plans.append((engine, i, p, *self._to_engine_state(engine, i, p, s, group_of.get(id(p), {}))))
@@ -407,7 +409,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
     # a compiled extension, which dynamo cannot trace; disabled, a compiled
     # training step runs forward/backward compiled and this step eagerly
     # (docs/python.md, "torch.compile").
-    @torch.compiler.disable
+    @_compiler_disable
     @torch.no_grad()
     def step(self, closure=None):
         loss = None

@@ -917,3 +917,18 @@ def test_own_state_bytes_of_another_configuration_are_refused_before_any_write()
     with pytest.raises(ValueError, match="do not match"):
         ob.load_state_dict(sd)
     states_equal(before["state"], ob.state_dict()["state"])
+
+
+def test_torch_sgd_without_momentum_state_dict_loads():
+    # torch's SGD keeps momentum_buffer=None without momentum (and no step)
+    a, b = model(), model()
+    ob = torch.optim.SGD(b.parameters(), lr=1e-2)
+    train(b, ob, 2)
+    assert all(s["momentum_buffer"] is None for s in ob.state_dict()["state"].values())
+    a.load_state_dict(b.state_dict())
+    oa = FlashSGD(a.parameters(), lr=1e-2)
+    oa.load_state_dict(copy.deepcopy(ob.state_dict()))
+    train(a, oa, 2, start=2)
+    train(b, ob, 2, start=2)
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
