@@ -326,7 +326,12 @@ class _FlashOptimizer(torch.optim.Optimizer):
             new = {k: v for k, v in cur.items()}
             new.update(_core.encode_states(engine.config, values, p.numel()))
             if "correction" in arrays:
-                new["correction"] = arrays["correction"].detach().to("cpu", torch.uint8).contiguous().numpy()
+                c = arrays["correction"].detach().to("cpu", torch.uint8).contiguous().numpy()
+                if c.nbytes != cur["correction"].nbytes:
+                    raise ValueError(f"flashoptim_kernels: load_state_dict: parameter {i} of the {engine.config} "
+                                     f"engine: 'correction' has {c.nbytes} bytes, the configuration's "
+                                     f"{cur['correction'].nbytes} (saved with another master_weight_bits?)")
+                new["correction"] = c
             step = arrays.get("step", 0)
             new["step"] = int(step.item() if torch.is_tensor(step) else step)
             encoded.append((engine, i, fp32, new))

@@ -932,3 +932,24 @@ def test_torch_sgd_without_momentum_state_dict_loads():
     train(b, ob, 2, start=2)
     for pa, pb in zip(a.parameters(), b.parameters()):
         torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
+
+
+def test_a_decoded_state_dict_of_another_master_is_refused_before_any_write():
+    a = model(torch.bfloat16)
+    oa = FlashAdamW(a.parameters(), master_weight_bits=32, compress_state_dict=False)
+    train(a, oa, 1)
+    sd = copy.deepcopy(oa.state_dict())  # fp32-master corrections: 4 bytes per element
+    b = model(torch.bfloat16)
+    ob = FlashAdamW(b.parameters(), compress_state_dict=False)
+    train(b, ob, 1)
+    before = copy.deepcopy(ob.state_dict())
+    sd["state"][0] = copy.deepcopy(before["state"][0])
+    sd["state"][0]["step"] = torch.tensor(7.0)
+    with pytest.raises(ValueError, match="master_weight_bits"):
+        ob.load_state_dict(sd)
+    states_equal(before["state"], ob.state_dict()["state"])
+    # without the corrections, the states load and the current corrections stay
+    for s in sd["state"].values():
+        s.pop("correction")
+    ob.load_state_dict(sd)
+    assert int(ob.state_dict()["state"][0]["step"]) == 7
