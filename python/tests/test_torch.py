@@ -953,3 +953,15 @@ def test_a_decoded_state_dict_of_another_master_is_refused_before_any_write():
         s.pop("correction")
     ob.load_state_dict(sd)
     assert int(ob.state_dict()["state"][0]["step"]) == 7
+
+
+@needs_cuda_build
+def test_cuda_gradient_release_is_refused_until_the_device_rebinds_without_a_rebuild():
+    # docs/python.md, "What is not done yet": drop this refusal (and this
+    # test) when the CUDA engine rebinds a gradient without a table rebuild
+    m = model(torch.bfloat16, device="cuda")
+    opt = FlashAdamW(m.parameters())
+    set_grads([m], 0)
+    opt.step()
+    with pytest.raises(NotImplementedError, match="gradient release on CUDA"):
+        opt.enable_gradient_release()
