@@ -116,6 +116,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
         self._device = torch.device("cpu")
         self._deferred = None  # CUDA: the state to load when the engines are built at the first step
         self._bound = {}
+        self._seen_grads = {}  # id(engine) -> the gradient tensors of its last CUDA step
         self._release_hooks, self._released = [], {}
         self._built = False
         super().__init__(params, defaults)
@@ -185,6 +186,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
             engines.append((engine, order))
         self._engines = engines
         self._bound = {}  # id(engine) -> {tensor: the bound gradient's data_ptr}
+        self._seen_grads = {}
         self._pushed = [self._hyper(g) for g in self.param_groups]
         if keep:
             self._push_state(keep)
@@ -432,23 +434,25 @@ class _FlashOptimizer(torch.optim.Optimizer):
             self._build(keep=self._deferred)
         self._sync_hypers()
         cuda = self._device.type == "cuda"
+        stream = torch.cuda.current_stream(self._device).cuda_stream if cuda else 0
         for engine, order in self._engines:
             if cuda:
                 # the step runs on the current stream (and is captured there by torch.cuda.graph)
-                engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
+                engine.set_stream(stream)
             bound = self._bound.setdefault(id(engine), {})
             try:
-                for i, p in enumerate(order):
-                    # rebind only a gradient that moved: no DLPack export in the
-                    # steady state (torch's CUDA export makes the default stream
-                    # wait on the current one, which a graph capture refuses).
-                    # The engine holds the bound gradient, so an equal address is
-                    # the same, still allocated, buffer.
-                    key = None if p.grad is None else p.grad.data_ptr()
-                    if bound.get(i, -1) != key:
-                        bound.pop(i, None)  # unknown until set_grad has accepted it
-                        engine.set_grad(i, None if p.grad is None else p.grad.detach())
-                        bound[i] = key
+                grads = [p.grad for p in order]
+                if cuda and self._seen_grads.get(id(engine)) is not None and all(
+                        g is h for g, h in zip(grads, self._seen_grads[id(engine)])):
+                    # the steady state: every parameter holds the gradient
+                    # tensor of the last step (zero_grad kept the buffers),
+                    # so nothing is rebound: no per-tensor address reads
+                    pass
+                else:
+                    self._seen_grads.pop(id(engine), None)
+                    self._rebind(engine, order, bound)
+                    if cuda:
+                        self._seen_grads[id(engine)] = grads
                 if self._check_numerics:
                     out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
                     if out["skip"]:
@@ -465,6 +469,21 @@ class _FlashOptimizer(torch.optim.Optimizer):
                         engine.set_grad(i, None)
                     bound.clear()
         return loss
+
+    @staticmethod
+    def _rebind(engine, order, bound):
+        """Binds each parameter's current gradient to the engine."""
+        for i, p in enumerate(order):
+            # rebind only a gradient that moved: no DLPack export in the
+            # steady state (torch's CUDA export makes the default stream
+            # wait on the current one, which a graph capture refuses).
+            # The engine holds the bound gradient, so an equal address is
+            # the same, still allocated, buffer.
+            key = None if p.grad is None else p.grad.data_ptr()
+            if bound.get(i, -1) != key:
+                bound.pop(i, None)  # unknown until set_grad has accepted it
+                engine.set_grad(i, None if p.grad is None else p.grad.detach())
+                bound[i] = key
 
     # ---- gradient release -----------------------------------------------
     def enable_gradient_release(self):
@@ -504,6 +523,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
             engine.step_tensor(i)
             engine.set_grad(i, None)
         self._bound.get(id(engine), {}).pop(i, None)
+        self._seen_grads.pop(id(engine), None)
         p.grad = None
         self._released[id(engine)] += 1
         if self._released[id(engine)] == engine.tensor_count:
