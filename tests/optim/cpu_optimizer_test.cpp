@@ -480,6 +480,12 @@ TEST_CASE("refused calls leave the optimizer, the trainer's buffers and the cont
     CHECK(opt.init(gs).code() == status_code::aliasing);
     unchanged();
   }
+  SUBCASE("init: offload_fraction is the device optimizer's option") {
+    flashoptim::optim::optimizer_options o;
+    o.offload_fraction = 0.5;
+    CHECK(opt.init(tr.groups(true), o).code() == status_code::invalid_argument);
+    unchanged();
+  }
   SUBCASE("set_hyper / set_lr out of range or invalid") {
     auto h = opt.hyper(0);
     h.beta1 = 1.5;

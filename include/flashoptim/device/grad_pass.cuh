@@ -26,6 +26,7 @@
 
 #include "flashoptim/device/memory_kind.cuh"
 #include "flashoptim/kernel/grad_pass_kernel.cuh"
+#include "flashoptim/kernel/init_kernels.cuh"
 #include "flashoptim/rule/grad_order.hpp"
 #include "flashoptim/rule/grad_scale.hpp"
 #include "flashoptim/status.hpp"
@@ -108,12 +109,16 @@ class grad_pass_plan {
     using kernel::grad_pass::entry;
     using kernel::grad_pass::record;
     std::vector<entry> entries(static_cast<std::size_t>(list.count));
+    std::vector<std::int64_t> sizes(static_cast<std::size_t>(list.count));
+    std::vector<std::int32_t> types(static_cast<std::size_t>(list.count));
     kernel::grad_pass::launch_args a;
     a.count = list.count;
     for (std::int64_t t = 0; t < list.count; ++t) {
       const grad_tensor& g = list.tensors[t];
       const std::int64_t segs = grad_order::segments(g.size);
       entries[t] = entry{g.data, g.size, a.segments, a.groups, static_cast<std::int32_t>(g.type), 0};
+      sizes[t] = g.size;
+      types[t] = static_cast<std::int32_t>(g.type);
       a.segments += segs;
       a.groups += segs / grad_order::fan_in + (segs % grad_order::fan_in != 0 ? 1 : 0);
       a.elements += g.size;
@@ -169,6 +174,8 @@ class grad_pass_plan {
     grid_ = static_cast<int>(grid);
     group_grid_ = static_cast<int>(group_grid);
     initial_ = rule::initial_control(config);
+    sizes_ = std::move(sizes);
+    types_ = std::move(types);
     built_ = true;
     return status();
   }
@@ -201,12 +208,45 @@ class grad_pass_plan {
     return detail::cuda_status(cudaGetLastError(), "grad pass control reset");
   }
 
+  /// Points tensor t's entry at another gradient buffer of the same size
+  /// and dtype without rebuilding: a one-thread kernel on `stream` writes
+  /// the address (stream-ordered, no host synchronization: legal while
+  /// `stream` is captured, a graph replays the write). Checks the index,
+  /// null, alignment and that it is device memory of the current device;
+  /// overlap with written buffers is the caller's check. On error nothing
+  /// is written.
+  status rebind_async(std::int64_t t, const void* data, cudaStream_t stream) {
+    if (!built_) return status(status_code::invalid_argument, "device::grad_pass_plan: rebind before build");
+    if (t < 0 || t >= args_.count)
+      return status(status_code::invalid_argument, "device::grad_pass_plan: tensor %lld of %lld",
+                    static_cast<long long>(t), static_cast<long long>(args_.count));
+    const std::int64_t size = sizes_[static_cast<std::size_t>(t)];
+    if (size == 0) return status();
+    const dtype type = static_cast<dtype>(types_[static_cast<std::size_t>(t)]);
+    if (data == nullptr)
+      return status(status_code::null_pointer, "device::grad_pass_plan: tensor %lld: the gradient is null",
+                    static_cast<long long>(t));
+    if (reinterpret_cast<std::uintptr_t>(data) % size_of(type) != 0)
+      return status(status_code::misaligned, "device::grad_pass_plan: tensor %lld: gradient at %p is not %zu-byte aligned",
+                    static_cast<long long>(t), data, static_cast<std::size_t>(size_of(type)));
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(static_cast<std::size_t>(t), "grad", data,
+                                                 static_cast<std::size_t>(size) * size_of(type), memory_need::device,
+                                                 dev));
+    auto* entry = const_cast<kernel::grad_pass::entry*>(args_.entries) + t;
+    kernel::write_value_kernel<const void*><<<1, 32, 0, stream>>>(&entry->data, data);
+    return detail::cuda_status(cudaGetLastError(), "grad pass rebind launch");
+  }
+
  private:
   void release() {
     if (memory_ != nullptr) cudaFree(memory_);
     memory_ = nullptr;
     built_ = false;
     args_ = {};
+    sizes_.clear();
+    types_.clear();
   }
   void swap(grad_pass_plan& o) noexcept {
     std::swap(memory_, o.memory_);
@@ -216,6 +256,8 @@ class grad_pass_plan {
     std::swap(group_grid_, o.group_grid_);
     std::swap(initial_, o.initial_);
     std::swap(built_, o.built_);
+    std::swap(sizes_, o.sizes_);
+    std::swap(types_, o.types_);
   }
 
   void* memory_ = nullptr;
@@ -225,6 +267,8 @@ class grad_pass_plan {
   int group_grid_ = 0;
   grad_control initial_{};
   bool built_ = false;
+  std::vector<std::int64_t> sizes_;  ///< each tensor's elements and dtype (what rebind_async checks)
+  std::vector<std::int32_t> types_;
 };
 
 }  // namespace flashoptim::device

@@ -117,6 +117,10 @@ class optimizer {
         return status(status_code::invalid_argument, "optimizer: lr_check mode %d is not one of optim::lr_check_mode",
                       static_cast<int>(options.lr_check));
     }
+    if (options.offload_fraction != 0.0)  // its state is host memory already; silently ignoring it would mislead
+      return status(status_code::invalid_argument,
+                    "cpu::optimizer: offload_fraction %g is a device::optimizer option (must be 0 here)",
+                    options.offload_fraction);
     optimizer next(alloc_);
     FLASHOPTIM_RETURN_IF_ERROR(optim::flatten(groups, next.flat_));
     FLASHOPTIM_RETURN_IF_ERROR(optim::arena_layout<Config>::plan(next.flat_.specs, next.layout_));

@@ -27,6 +27,15 @@
 // set_grad_pass, enable_release, save, load) may allocate and synchronize;
 // step calls never do. Every call checks its inputs first and writes
 // nothing on error.
+//
+// Two things a trainer in a framework needs on top (docs/optimizer.md):
+// set_grad(i, ptr, stream) rebinds a gradient with a stream-ordered write
+// of the device tables (no rebuild, no synchronization), so a framework
+// that hands a fresh gradient buffer to every backward (PyTorch gradient
+// release) can step it; and optimizer_options::offload_fraction keeps the
+// corrections and states of the leading tensors in pinned host memory,
+// stepped on CPU threads while the GPU steps the rest, bit for bit the
+// all-GPU result.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,17 +45,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "flashoptim/cpu/step.hpp"
 #include "flashoptim/device/grad_pass.cuh"
 #include "flashoptim/device/memory_kind.cuh"
 #include "flashoptim/device/state_init.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
+#include "flashoptim/layout/offload.hpp"
 #include "flashoptim/optim/lr_check.hpp"
 #include "flashoptim/optim/params.hpp"
 
@@ -133,8 +145,9 @@ class optimizer {
   std::size_t group_count() const { return flat_.hypers.size(); }
   std::size_t tensor_count() const { return tensors_.size(); }
   const hyper_type& hyper(std::size_t g) const { return flat_.hypers.at(g); }
-  /// The tensors' device views (the arena's buffers and the trainer's
-  /// params and grads).
+  /// The tensors' views (the arena's buffers and the trainer's params and
+  /// grads; an off-loaded tensor's correction and states are in pinned host
+  /// memory, its param and grad the trainer's device buffers).
   const std::vector<tensor_type>& tensors() const { return tensors_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::int32_t>& tensor_group() const { return flat_.group; }
@@ -143,16 +156,43 @@ class optimizer {
   /// Launches one step takes (one per tuning::max_step_groups groups).
   std::size_t launches() const { return plans_.size(); }
 
-  /// Device memory this optimizer owns, by kind, measured from its
-  /// allocations (the arena as laid out, the step tables, the control
-  /// block), beside the trainer's parameter and gradient bytes.
+  /// Memory this optimizer owns, by kind, measured from its allocations
+  /// (the arena as laid out, the step tables, the control block), beside
+  /// the trainer's parameter and gradient bytes. With off-loaded tensors,
+  /// host_arena_bytes is the arena's part in pinned host memory and
+  /// host_bytes every pinned byte (that part, the parameters' host copies,
+  /// the staging buffers and step scalars); device_bytes() the rest.
   optim::memory_report memory() const {
     optim::memory_report r = arena_.report(flat_.specs);
     std::int64_t tables = static_cast<std::int64_t>(control_bytes_);
     for (const auto& p : plans_) tables += static_cast<std::int64_t>(p.table_bytes());
     for (const auto& p : release_plans_) tables += static_cast<std::int64_t>(p.table_bytes());
     r.table_bytes = tables;
+    if (host_ != nullptr) {
+      r.host_arena_bytes = static_cast<std::int64_t>(host_arena_bytes());
+      r.host_bytes = host_->bytes(host_arena_bytes());
+    }
     return r;
+  }
+  /// Tensors [0, host_tensor_count()) are off-loaded (options().offload_fraction):
+  /// their views' corrections and states (tensors()) are pinned host memory.
+  std::size_t host_tensor_count() const { return host_count_; }
+  /// The CPU steps host copies of the off-loaded parameters (and copies
+  /// them back to the trainer's buffers each step); after the trainer
+  /// changed those buffers itself (loaded weights), copy them in again.
+  /// Set-up: synchronizes `stream`. Nothing to do without off-load.
+  status refresh_host_params(cudaStream_t stream = nullptr) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("refresh_host_params"));
+    if (host_ == nullptr) return status();
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "refresh_host_params: synchronize"));
+    for (std::size_t i = 0; i < host_count_; ++i)
+      if (tensors_[i].size > 0)
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(host_->param[i], tensors_[i].param,
+                       static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::param_type),
+                       cudaMemcpyDeviceToHost),
+            "refresh_host_params"));
+    return status();
   }
 
   /// The device control block (step count, the pass's grad_control: its
@@ -198,25 +238,57 @@ class optimizer {
     return status();
   }
 
-  /// Points tensor i at another gradient buffer (same size and type; device
-  /// memory). Rebuilds the step tables (set-up: synchronous; capture again).
-  status set_grad(std::size_t i, const void* grad) {
+  /// Points tensor i at another gradient buffer (its size elements of
+  /// Config::grad_type, device memory of the current device) without
+  /// rebuilding anything: the new address is written into the step table,
+  /// the release table and the gradient pass's table by one-thread kernels
+  /// on `stream` (no allocation, no host synchronization, no host-to-device
+  /// copy). Work queued on `stream` before the call reads the old buffer,
+  /// work after it the new one; allowed between begin_step and
+  /// step_tensor_async, so a framework that hands a fresh gradient buffer to
+  /// every backward rebinds each one as its hook fires. Legal while `stream`
+  /// is being captured: the graph then replays the write of this pointer
+  /// (capture it where the pointer does not change, or rebind outside the
+  /// graph). Checks null, alignment, the memory kind and that the buffer
+  /// overlaps no buffer the step writes (parameters, the arena, the control
+  /// block); on error nothing is written.
+  status set_grad(std::size_t i, const void* grad, cudaStream_t stream) {
     FLASHOPTIM_RETURN_IF_ERROR(check_tensor(i, "set_grad"));
-    if (releasing_) return status(status_code::invalid_argument, "set_grad: a gradient-release step is in progress");
-    std::vector<tensor_type> next = tensors_;
-    next[i].grad = static_cast<const typename Config::grad_type*>(grad);
-    std::vector<step_plan<Config, Policy>> plans;
-    FLASHOPTIM_RETURN_IF_ERROR(build_plans(next, plans));
-    std::vector<step_plan<Config, Policy>> rplans;
-    if (!release_plans_.empty()) FLASHOPTIM_RETURN_IF_ERROR(build_release_plans(next, rplans));
-    grad_pass_plan pass;
-    if (pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(build_pass(next, pass_config_, pass));
-    tensors_ = std::move(next);
+    using G = typename Config::grad_type;
+    const tensor_type& t = tensors_[i];
+    if (t.size == 0) {  // nothing reads it (the views keep null)
+      flat_.specs[i].grad = grad;
+      return status();
+    }
+    const auto* g = static_cast<const G*>(grad);
+    if (g == nullptr)
+      return status(status_code::null_pointer, "set_grad: tensor %zu ('%.80s'): the gradient is null", i,
+                    names_[i].c_str());
+    if (reinterpret_cast<std::uintptr_t>(g) % alignof(G) != 0)
+      return status(status_code::misaligned, "set_grad: tensor %zu ('%.80s'): gradient at %p is not %zu-byte aligned",
+                    i, names_[i].c_str(), grad, alignof(G));
+    const std::size_t bytes = static_cast<std::size_t>(t.size) * sizeof(G);
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "grad", grad, bytes, memory_need::device, dev));
+    FLASHOPTIM_RETURN_IF_ERROR(check_grad_aliasing(i, grad, bytes));
+    if (i >= host_count_) {
+      const plan_slot& at = slots_[i];
+      FLASHOPTIM_RETURN_IF_ERROR(plans_[at.plan].rebind_grad_async(at.index, g, stream));
+      if (!release_plans_.empty() && release_plans_[i].built())
+        FLASHOPTIM_RETURN_IF_ERROR(release_plans_[i].rebind_grad_async(0, g, stream));
+    }
+    if (pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(pass_.rebind_async(static_cast<std::int64_t>(i), grad, stream));
+    tensors_[i].grad = g;  // an off-loaded tensor's gradient is copied from this address at each step
     flat_.specs[i].grad = grad;
-    plans_ = std::move(plans);
-    release_plans_ = std::move(rplans);
-    if (pass_.built()) pass_ = std::move(pass);
     return status();
+  }
+  /// The same, set-up style (the signature of earlier versions): the writes
+  /// go to the default stream, which is then synchronized, so any stream's
+  /// later work sees the new buffer. Not for use while a stream is captured.
+  status set_grad(std::size_t i, const void* grad) {
+    FLASHOPTIM_RETURN_IF_ERROR(set_grad(i, grad, nullptr));
+    return detail::cuda_status(cudaStreamSynchronize(nullptr), "set_grad: synchronize");
   }
 
   /// The tensors the current lrs cannot move (optim/lr_check.hpp), from
@@ -249,10 +321,15 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("copy_to_host"));
     host_copy h;
     FLASHOPTIM_RETURN_IF_ERROR(step_count(h.step_count, stream));
-    h.arena.resize(arena_blocks_ * sizeof(block));
-    if (!h.arena.empty())
+    // The arena as laid out: the off-loaded tensors' part (pinned host
+    // memory) first, then the device part; the same bytes either way.
+    h.arena.resize(static_cast<std::size_t>(arena_.bytes));
+    const std::size_t hb = host_arena_bytes();
+    if (hb > 0) std::memcpy(h.arena.data(), host_->arena, hb);
+    if (h.arena.size() > hb)
       FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaMemcpy(h.arena.data(), arena_base_, h.arena.size(), cudaMemcpyDeviceToHost), "copy_to_host: arena"));
+          cudaMemcpy(h.arena.data() + hb, arena_base_, h.arena.size() - hb, cudaMemcpyDeviceToHost),
+          "copy_to_host: arena"));
     std::vector<std::size_t> at(tensors_.size());
     std::size_t total = 0;
     for (std::size_t i = 0; i < tensors_.size(); ++i) {
@@ -287,7 +364,7 @@ class optimizer {
   status copy_from_host(const host_copy& in, const hyper_type* hypers = nullptr, cudaStream_t stream = nullptr) {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("copy_from_host"));
     if (releasing_) return status(status_code::invalid_argument, "copy_from_host: a release step is in progress");
-    if (in.tensors.size() != tensors_.size() || in.arena.size() != arena_blocks_ * sizeof(block))
+    if (in.tensors.size() != tensors_.size() || in.arena.size() != static_cast<std::size_t>(arena_.bytes))
       return status(status_code::size_mismatch, "copy_from_host: the copy is not of this optimizer");
     if (in.step_count < 0 || in.step_count == INT64_MAX)
       return status(status_code::invalid_argument, "copy_from_host: step count %" PRId64 " is out of range",
@@ -302,9 +379,16 @@ class optimizer {
         if (!v.ok()) return status(v.code(), "copy_from_host: group %zu: %s", g, v.message());
       }
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "copy_from_host: synchronize"));
-    if (!in.arena.empty())
+    const std::size_t hb = host_arena_bytes();
+    if (hb > 0) std::memcpy(host_->arena, in.arena.data(), hb);
+    if (in.arena.size() > hb)
       FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaMemcpy(arena_base_, in.arena.data(), in.arena.size(), cudaMemcpyHostToDevice), "copy_from_host: arena"));
+          cudaMemcpy(arena_base_, in.arena.data() + hb, in.arena.size() - hb, cudaMemcpyHostToDevice),
+          "copy_from_host: arena"));
+    for (std::size_t i = 0; i < host_count_; ++i)  // the off-loaded parameters' host copies: what the CPU steps
+      if (tensors_[i].size > 0)
+        std::memcpy(host_->param[i], in.tensors[i].param,
+                    static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::param_type));
     for (std::size_t i = 0; i < tensors_.size(); ++i)
       if (tensors_[i].size > 0)
         FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
@@ -364,15 +448,27 @@ class optimizer {
   /// groups -> the step count advances on the device (not on a skipped
   /// step). Stream-ordered, no host synchronization, no allocation:
   /// capturable in a CUDA graph.
+  ///
+  /// With off-loaded tensors (host_tensor_count() > 0) the call is not
+  /// asynchronous and not capturable: it queues the GPU part, steps the
+  /// off-loaded part on CPU threads as its gradients arrive (reading the
+  /// step count, lrs and the pass's multiplier and skip flag from the
+  /// device, after the pass), and returns when they are done; `stream`
+  /// waits for their parameters' copy back.
   status step_async(cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("step_async"));
     if (releasing_)
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
     FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
-    if (!pass_.built()) return launch_steps(nullptr, nullptr, stream);
-    FLASHOPTIM_RETURN_IF_ERROR(pass_.run_async(stream));
-    return launch_steps(&control_->control.multiplier, &control_->control.skip, stream);
+    FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
+    if (pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(pass_.run_async(stream));
+    const grad_control* ctl = pass_.built() ? &control_->control : nullptr;
+    if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), ctl, stream));
+    if (!pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(launch_steps(nullptr, nullptr, stream));
+    else FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&control_->control.multiplier, &control_->control.skip, stream));
+    if (host_) return host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, stream);
+    return status();
   }
   /// One step whose multiplier and skip flag come from a gradient pass run
   /// by someone else over more tensors than this optimizer's (device
@@ -385,13 +481,19 @@ class optimizer {
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
     FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
-    return launch_steps(&shared->multiplier, &shared->skip, stream);
+    FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
+    if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), shared, stream));
+    FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&shared->multiplier, &shared->skip, stream));
+    if (host_) return host_run(0, host_->chunks.size(), true, 1.0, stream);
+    return status();
   }
 
   // ---- Gradient release ------------------------------------------------
 
   /// Builds a one-tensor step table per tensor, so tensors can be stepped
   /// one at a time as their gradients become ready (set-up: synchronous).
+  /// An off-loaded tensor needs no table: step_tensor_async steps it on the
+  /// CPU (and returns when it is done).
   status enable_release() {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("enable_release"));
     std::vector<step_plan<Config, Policy>> rplans;
@@ -437,7 +539,14 @@ class optimizer {
     in.lr = lrs_ + g;
     in.step = &control_->next_step;
     in.error = &control_->error;
-    FLASHOPTIM_RETURN_IF_ERROR(release_plans_[i].step_async(flat_.hypers[g], a, in, stream));
+    if (i < host_count_) {  // off-loaded: the CPU steps it now, with the device's step count and lr
+      FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_tensor_async"));
+      const std::size_t b = host_->tensor_chunk[i], e = host_->tensor_chunk[i + 1];
+      FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(b, e, nullptr, stream));
+      FLASHOPTIM_RETURN_IF_ERROR(host_run(b, e, false, release_multiplier_, stream));
+    } else {
+      FLASHOPTIM_RETURN_IF_ERROR(release_plans_[i].step_async(flat_.hypers[g], a, in, stream));
+    }
     stepped_[i] = 1;
     return status();
   }
@@ -479,6 +588,10 @@ class optimizer {
     swap(max_abs_, o.max_abs_);
     swap(lr_report_, o.lr_report_);
     swap(warned_, o.warned_);
+    swap(host_count_, o.host_count_);
+    swap(host_, o.host_);
+    swap(slots_, o.slots_);
+    swap(written_, o.written_);
   }
 
  private:
@@ -497,7 +610,15 @@ class optimizer {
         options.lr_check != optim::lr_check_mode::strict)
       return status(status_code::invalid_argument, "optimizer: lr_check mode %d is not one of optim::lr_check_mode",
                     static_cast<int>(options.lr_check));
+    FLASHOPTIM_RETURN_IF_ERROR(check_offload_options(options));
     options_ = options;
+    {  // Megatron's rule over the flattened list: tensors [0, host_count_) are off-loaded
+      std::vector<std::int64_t> sizes(flat_.specs.size());
+      for (std::size_t i = 0; i < sizes.size(); ++i) sizes[i] = flat_.specs[i].size;
+      host_count_ = options.offload_fraction > 0.0 ? layout::offload_count(sizes.data(), sizes.size(),
+                                                                             options.offload_fraction)
+                                                   : 0;
+    }
     int dev = 0;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     using P = typename Config::param_type;
@@ -516,7 +637,9 @@ class optimizer {
     // The control block: optimizer_control, then one lr per group.
     const std::size_t lr_offset = (sizeof(optimizer_control) + 255) / 256 * 256;
     const std::size_t control_bytes = lr_offset + flat_.hypers.size() * sizeof(double);
-    const std::size_t arena_blocks = static_cast<std::size_t>((arena_.bytes + 255) / 256);
+    // The arena's off-loaded part [0, host_arena_bytes()) is pinned host
+    // memory, the rest device memory (offsets and pieces are 256-byte multiples).
+    const std::size_t arena_blocks = static_cast<std::size_t>((arena_.bytes + 255) / 256) - host_arena_bytes() / 256;
     const std::size_t control_blocks = (control_bytes + 255) / 256;
     try {
       block_allocator a(alloc_);
@@ -534,6 +657,7 @@ class optimizer {
       return status(status_code::capacity_exceeded, "optimizer: the allocator failed");
     }
     lrs_ = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(control_) + lr_offset);
+    if (host_count_ > 0) FLASHOPTIM_RETURN_IF_ERROR(allocate_host_part());
 
     // Views: the trainer's param and grad, the arena's correction and states.
     tensors_.resize(flat_.specs.size());
@@ -541,7 +665,7 @@ class optimizer {
     for (std::size_t i = 0; i < flat_.specs.size(); ++i) {
       const auto& s = flat_.specs[i];
       tensor_type t;
-      if (arena_base_ != nullptr) arena_.carve(arena_base_, i, t);
+      carve_tensor(i, t);
       t.param = static_cast<P*>(s.param);
       t.grad = static_cast<const typename Config::grad_type*>(s.grad);
       t.size = s.size;
@@ -551,13 +675,18 @@ class optimizer {
       tensors_[i] = t;
       names_[i] = s.name;
     }
-    FLASHOPTIM_RETURN_IF_ERROR(build_plans(tensors_, plans_));  // validates the views and their memory
+    FLASHOPTIM_RETURN_IF_ERROR(build_plans(tensors_, plans_));  // validates the GPU part's views and their memory
+    FLASHOPTIM_RETURN_IF_ERROR(check_host_part());               // the off-loaded part's
+    index_slots();
+    index_written();
 
     // Initial values: zero arena (states and padding), then each correction.
     if (arena_base_ != nullptr)
       FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
           cudaMemsetAsync(arena_base_, 0, arena_blocks_ * sizeof(block), stream), "optimizer: zeroing the arena"));
-    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    if (host_count_ > 0) std::memset(host_->arena, 0, host_arena_bytes());
+    FLASHOPTIM_RETURN_IF_ERROR(init_host_corrections(stream));
+    for (std::size_t i = host_count_; i < tensors_.size(); ++i) {
       const auto& t = tensors_[i];
       if (t.size == 0) continue;
       if (flat_.specs[i].init_fp32 != nullptr)
@@ -570,6 +699,12 @@ class optimizer {
     std::vector<double> lrs(flat_.hypers.size());
     for (std::size_t g = 0; g < lrs.size(); ++g) lrs[g] = flat_.hypers[g].lr;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "optimizer: initializing"));
+    for (std::size_t i = 0; i < host_count_; ++i)  // the CPU steps host copies of the off-loaded parameters
+      if (tensors_[i].size > 0)
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(host_->param[i], tensors_[i].param,
+                       static_cast<std::size_t>(tensors_[i].size) * sizeof(P), cudaMemcpyDeviceToHost),
+            "optimizer: the off-loaded parameters' host copies"));
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaMemcpy(control_, &c0, sizeof(c0), cudaMemcpyHostToDevice),
                                                    "optimizer: initializing the control block"));
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
@@ -580,6 +715,343 @@ class optimizer {
       check_lr();
     }
     return status();
+  }
+
+  // ---- The off-loaded part ---------------------------------------------
+
+  struct host_chunk {
+    std::size_t tensor;
+    std::int64_t begin;
+    std::int64_t count;
+  };
+  /// The device scalars a step of the off-loaded part reads, copied to
+  /// pinned memory on the step's stream (the lrs follow, at lr_offset).
+  struct host_scalars {
+    std::int64_t next_step;
+    grad_control control;
+  };
+  static constexpr std::size_t host_lr_offset = 256;
+  /// Pinned memory, streams and events of the off-loaded part; held by
+  /// pointer, so the views into it survive a move of the optimizer.
+  struct host_part {
+    unsigned char* arena = nullptr;  ///< the arena's first host_arena_bytes() bytes
+    unsigned char* params = nullptr; ///< the off-loaded parameters' host copies, 256-byte pieces
+    std::size_t param_bytes = 0;
+    unsigned char* scalars = nullptr;
+    std::size_t scalar_bytes = 0;
+    std::vector<typename Config::param_type*> param;  ///< tensor i's host copy
+    std::vector<host_chunk> chunks;                   ///< in tensor order, whole groups of 32
+    std::vector<std::size_t> tensor_chunk;            ///< tensor i's chunks: [tensor_chunk[i], tensor_chunk[i + 1])
+    std::vector<void*> staging;                       ///< pinned gradient buffers
+    std::size_t staging_bytes = 0;                    ///< each
+    std::vector<cudaEvent_t> copied_in;
+    cudaStream_t d2h = nullptr, h2d = nullptr;
+    cudaEvent_t ready = nullptr, copied_out = nullptr;
+    cpu::step_options cpu{};
+
+    host_scalars* values() const { return reinterpret_cast<host_scalars*>(scalars); }
+    const double* lrs() const { return reinterpret_cast<const double*>(scalars + host_lr_offset); }
+    std::int64_t bytes(std::size_t arena_bytes) const {
+      return static_cast<std::int64_t>(arena_bytes + param_bytes + scalar_bytes + staging.size() * staging_bytes);
+    }
+    ~host_part() {
+      for (void* p : staging) cudaFreeHost(p);
+      for (cudaEvent_t e : copied_in) cudaEventDestroy(e);
+      if (ready) cudaEventDestroy(ready);
+      if (copied_out) cudaEventDestroy(copied_out);
+      if (d2h) cudaStreamDestroy(d2h);
+      if (h2d) cudaStreamDestroy(h2d);
+      if (arena) cudaFreeHost(arena);
+      if (params) cudaFreeHost(params);
+      if (scalars) cudaFreeHost(scalars);
+    }
+  };
+
+  /// Bytes of the arena that live in pinned host memory: the off-loaded
+  /// tensors come first in the layout, so this is where the next one starts.
+  std::size_t host_arena_bytes() const {
+    if (host_count_ == 0) return 0;
+    return static_cast<std::size_t>(host_count_ < arena_.offset.size() ? arena_.offset[host_count_] : arena_.bytes);
+  }
+
+  /// Tensor i's correction and state views, in the host or the device part.
+  void carve_tensor(std::size_t i, tensor_type& t) const {
+    if (i < host_count_) {
+      arena_.carve(host_->arena, i, t);
+      return;
+    }
+    if (arena_base_ == nullptr) return;
+    const std::size_t at = static_cast<std::size_t>(arena_.offset[i]) - host_arena_bytes();
+    arena_.layouts[i].carve(reinterpret_cast<unsigned char*>(arena_base_) + at, t);
+  }
+
+  static status check_offload_options(const optim::optimizer_options& o) {
+    FLASHOPTIM_RETURN_IF_ERROR(layout::check_offload_fraction(o.offload_fraction));
+    if (o.offload_fraction == 0.0) return status();
+    if (o.offload_chunk_elements <= 0 || o.offload_chunk_elements % 32 != 0)
+      return status(status_code::invalid_argument,
+                    "optimizer: offload_chunk_elements = %" PRId64 " must be a positive multiple of 32",
+                    o.offload_chunk_elements);
+    if (o.offload_staging_buffers < 1)
+      return status(status_code::invalid_argument, "optimizer: offload_staging_buffers = %d must be at least 1",
+                    o.offload_staging_buffers);
+    cpu::step_options c;
+    c.threads = o.offload_threads;
+    const status s = cpu::step<Config>(hyper_type{}, step_args{}, nullptr, 0, c);  // checks the CPU options only
+    if (!s.ok()) return status(s.code(), "optimizer: offload_threads: %s", s.message());
+    return status();
+  }
+
+  /// Pinned memory, streams and events for tensors [0, host_count_).
+  status allocate_host_part() {
+    using P = typename Config::param_type;
+    auto h = std::make_unique<host_part>();
+    h->cpu.threads = options_.offload_threads;
+    auto pinned = [](std::size_t bytes, unsigned char*& out, const char* what) {
+      void* p = nullptr;
+      if (cudaHostAlloc(&p, bytes < 1 ? 1 : bytes, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError();
+        return status(status_code::capacity_exceeded, "optimizer: allocating %zu bytes of pinned host memory (%s) failed",
+                      bytes, what);
+      }
+      out = static_cast<unsigned char*>(p);
+      return status();
+    };
+    FLASHOPTIM_RETURN_IF_ERROR(pinned(host_arena_bytes(), h->arena, "off-loaded states"));
+    std::vector<std::size_t> at(host_count_);
+    for (std::size_t i = 0; i < host_count_; ++i) {
+      at[i] = h->param_bytes;
+      h->param_bytes += (static_cast<std::size_t>(flat_.specs[i].size) * sizeof(P) + 255) / 256 * 256;
+    }
+    FLASHOPTIM_RETURN_IF_ERROR(pinned(h->param_bytes, h->params, "off-loaded parameters' copies"));
+    h->param.resize(host_count_);
+    for (std::size_t i = 0; i < host_count_; ++i)
+      h->param[i] = flat_.specs[i].size > 0 ? reinterpret_cast<P*>(h->params + at[i]) : nullptr;
+    h->scalar_bytes = host_lr_offset + flat_.hypers.size() * sizeof(double);
+    FLASHOPTIM_RETURN_IF_ERROR(pinned(h->scalar_bytes, h->scalars, "step scalars"));
+    h->tensor_chunk.push_back(0);
+    for (std::size_t i = 0; i < host_count_; ++i) {
+      for (std::int64_t b = 0; b < flat_.specs[i].size; b += options_.offload_chunk_elements)
+        h->chunks.push_back({i, b, std::min<std::int64_t>(options_.offload_chunk_elements, flat_.specs[i].size - b)});
+      h->tensor_chunk.push_back(h->chunks.size());
+    }
+    auto cuda = [](cudaError_t e, const char* what) { return detail::cuda_status(e, what); };
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamCreateWithFlags(&h->d2h, cudaStreamNonBlocking), "off-load stream"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamCreateWithFlags(&h->h2d, cudaStreamNonBlocking), "off-load stream"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming), "off-load event"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&h->copied_out, cudaEventDisableTiming), "off-load event"));
+    if (!h->chunks.empty()) {
+      h->staging_bytes = static_cast<std::size_t>(options_.offload_chunk_elements) * sizeof(typename Config::grad_type);
+      for (int b = 0; b < options_.offload_staging_buffers; ++b) {
+        unsigned char* p = nullptr;
+        FLASHOPTIM_RETURN_IF_ERROR(pinned(h->staging_bytes, p, "gradient staging"));
+        h->staging.push_back(p);
+        cudaEvent_t e = nullptr;
+        FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "off-load event"));
+        h->copied_in.push_back(e);
+      }
+    }
+    host_ = std::move(h);
+    return status();
+  }
+
+  /// The off-loaded views as the CPU steps them (host parameter copy) and
+  /// their device parameters and gradients (what the copies move).
+  status check_host_part() const {
+    if (host_count_ == 0) return status();
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    std::vector<tensor_type> host(tensors_.begin(), tensors_.begin() + static_cast<std::ptrdiff_t>(host_count_));
+    for (std::size_t i = 0; i < host_count_; ++i) {
+      const tensor_type& d = tensors_[i];
+      const auto n = static_cast<std::size_t>(d.size);
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "param", d.param, n * sizeof(typename Config::param_type),
+                                                   memory_need::device, dev));
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "grad", d.grad, n * sizeof(typename Config::grad_type),
+                                                   memory_need::device, dev));
+      host[i].param = host_->param[i];
+    }
+    return validate_tensor_list(host.data(), host.size(), /*with_grad=*/false);
+  }
+
+  /// Corrections of the off-loaded tensors: split (or resplit) on the
+  /// device exactly as a GPU tensor's, into a device buffer, then copied to
+  /// the host part (so every fraction starts from the same bytes).
+  status init_host_corrections(cudaStream_t stream) {
+    using A = typename Config::aux_type;
+    std::size_t most = 0;
+    for (std::size_t i = 0; i < host_count_; ++i)
+      most = std::max(most, static_cast<std::size_t>(tensors_[i].size) * storage_bytes<A>);
+    block* tmp = nullptr;
+    const std::size_t blocks = (most + 255) / 256;
+    block_allocator alloc(alloc_);
+    try {
+      if (blocks > 0) tmp = std::allocator_traits<block_allocator>::allocate(alloc, blocks);
+    } catch (...) {
+      return status(status_code::capacity_exceeded, "optimizer: allocating %zu bytes to initialize corrections failed",
+                    most);
+    }
+    status st;
+    for (std::size_t i = 0; i < host_count_ && st.ok(); ++i) {
+      const tensor_type& t = tensors_[i];
+      if (t.size == 0) continue;
+      const std::size_t bytes = static_cast<std::size_t>(t.size) * storage_bytes<A>;
+      A* aux = bytes > 0 ? reinterpret_cast<A*>(tmp) : t.aux;
+      if (flat_.specs[i].init_fp32 != nullptr)
+        st = split_async<typename Config::master>(flat_.specs[i].init_fp32, t.size, t.param, aux, stream);
+      else
+        st = resplit_async<typename Config::master>(t.param, aux, t.size, stream);
+      if (st.ok() && bytes > 0) {
+        st = detail::cuda_status(cudaStreamSynchronize(stream), "optimizer: initializing");
+        if (st.ok())
+          st = detail::cuda_status(cudaMemcpy(reinterpret_cast<void*>(t.aux), tmp, bytes, cudaMemcpyDeviceToHost),
+                                   "optimizer: the off-loaded corrections");
+      }
+    }
+    if (tmp != nullptr) {
+      cudaStreamSynchronize(stream);
+      std::allocator_traits<block_allocator>::deallocate(alloc, tmp, blocks);
+    }
+    return st;
+  }
+
+  /// Refuses a call that would step the off-loaded part while `stream` is
+  /// captured (the CPU's work cannot be part of a graph).
+  status check_not_capturing_offload(cudaStream_t stream, const char* who) const {
+    if (host_ == nullptr) return status();
+    cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamIsCapturing(stream, &c), "cudaStreamIsCapturing"));
+    if (c != cudaStreamCaptureStatusNone)
+      return status(status_code::invalid_argument,
+                    "%s: %zu tensors are off-loaded (offload_fraction %g) and step on the CPU, which a CUDA graph "
+                    "cannot capture",
+                    who, host_count_, options_.offload_fraction);
+    return status();
+  }
+
+  /// Queues, on `stream`, the copy of the scalars the off-loaded chunks
+  /// [b, e) step with (the step count before this step's advance, the lrs,
+  /// the pass's control where given), then the first gradient chunks' copies.
+  status host_enqueue(std::size_t b, std::size_t e, const grad_control* ctl, cudaStream_t stream) const {
+    if (b == e) return status();
+    host_part& h = *host_;
+    auto cuda = [](cudaError_t x, const char* what) { return detail::cuda_status(x, what); };
+    host_scalars* v = h.values();
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(&v->next_step, &control_->next_step, sizeof(std::int64_t),
+                                                    cudaMemcpyDeviceToHost, stream), "off-load: step count"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(h.scalars + host_lr_offset, lrs_, group_count() * sizeof(double),
+                                                    cudaMemcpyDeviceToHost, stream), "off-load: lr"));
+    if (ctl != nullptr)
+      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(&v->control, ctl, sizeof(grad_control), cudaMemcpyDeviceToHost,
+                                                      stream), "off-load: grad control"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventRecord(h.ready, stream), "off-load: event record"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamWaitEvent(h.d2h, h.ready, 0), "off-load: stream wait"));
+    for (std::size_t i = b; i < std::min(e, b + h.staging.size()); ++i) FLASHOPTIM_RETURN_IF_ERROR(host_copy_in(i, b));
+    return status();
+  }
+
+  status host_copy_in(std::size_t i, std::size_t b) const {
+    host_part& h = *host_;
+    const host_chunk& c = h.chunks[i];
+    const std::size_t slot = (i - b) % h.staging.size();
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+        cudaMemcpyAsync(h.staging[slot], tensors_[c.tensor].grad + c.begin,
+                        static_cast<std::size_t>(c.count) * sizeof(typename Config::grad_type), cudaMemcpyDeviceToHost,
+                        h.d2h),
+        "off-load: gradient copy"));
+    return detail::cuda_status(cudaEventRecord(h.copied_in[slot], h.d2h), "off-load: event record");
+  }
+
+  /// Steps chunks [b, e) (queued by host_enqueue) on CPU threads as their
+  /// gradients land and queues their parameters' copy back; `stream` waits
+  /// for those copies. The multiplier and skip flag are the copied
+  /// control's (from_control) or `multiplier` and no skip.
+  status host_run(std::size_t b, std::size_t e, bool from_control, double multiplier, cudaStream_t stream) const {
+    if (b == e) return status();
+    host_part& h = *host_;
+    auto cuda = [](cudaError_t x, const char* what) { return detail::cuda_status(x, what); };
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventSynchronize(h.ready), "off-load: the step's scalars"));
+    const host_scalars* v = h.values();
+    step_args a;
+    a.step = v->next_step;
+    a.inv_grad_scale = from_control ? v->control.multiplier : multiplier;
+    if (from_control && v->control.skip != 0) return status();  // the GPU part skips too; the count stays
+    using C = Config;
+    for (std::size_t i = b; i < e; ++i) {
+      const std::size_t slot = (i - b) % h.staging.size();
+      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventSynchronize(h.copied_in[slot]), "off-load: gradient copy"));
+      const host_chunk& c = h.chunks[i];
+      // The chunk's view: whole groups of one tensor, its gradient in the staging buffer.
+      tensor_type t = tensors_[c.tensor];
+      t.param = h.param[c.tensor] + c.begin;
+      if constexpr (C::has_aux) t.aux += c.begin;
+      for_each_slot<C::num_slots>([&](auto s) {
+        constexpr int I = decltype(s)::value;
+        using S = typename C::template state<I>;
+        if constexpr (S::stores_state) slot_at<I>(t.states).codes += c.begin;
+        if constexpr (codec::is_grouped<S>::value) slot_at<I>(t.states).scales += c.begin / 32;
+      });
+      t.grad = reinterpret_cast<const typename C::grad_type*>(h.staging[slot]);
+      t.size = c.count;
+      t.index_base += static_cast<std::uint64_t>(c.begin);
+      const std::size_t g = static_cast<std::size_t>(flat_.group[c.tensor]);
+      hyper_type hy = flat_.hypers[g];
+      hy.lr = h.lrs()[g];  // the device's lr: what the GPU part reads
+      FLASHOPTIM_RETURN_IF_ERROR(cpu::step<Config>(hy, a, &t, 1, h.cpu));
+      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(tensors_[c.tensor].param + c.begin, t.param,
+                                                      static_cast<std::size_t>(c.count) * sizeof(typename C::param_type),
+                                                      cudaMemcpyHostToDevice, h.h2d),
+                                      "off-load: parameter copy"));
+      if (i + h.staging.size() < e) FLASHOPTIM_RETURN_IF_ERROR(host_copy_in(i + h.staging.size(), b));
+    }
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventRecord(h.copied_out, h.h2d), "off-load: event record"));
+    return cuda(cudaStreamWaitEvent(stream, h.copied_out, 0), "off-load: stream wait");
+  }
+
+  // ---- set_grad's bookkeeping -------------------------------------------
+
+  /// Where tensor i's entry is in the step tables: plans_[plan], entry index.
+  struct plan_slot {
+    std::size_t plan = 0;
+    std::size_t index = 0;
+  };
+  void index_slots() {
+    slots_.assign(tensors_.size(), plan_slot{});
+    std::vector<std::size_t> next(plans_.size(), 0);
+    for (std::size_t i = host_count_; i < tensors_.size(); ++i) {
+      const std::size_t c = static_cast<std::size_t>(flat_.group[i]) / tuning::max_step_groups;
+      slots_[i] = plan_slot{c, next[c]++};
+    }
+  }
+  /// Every device buffer the step writes, sorted (none overlaps another:
+  /// init checked): the parameters, the device arena, the control block.
+  void index_written() {
+    written_.clear();
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i].size > 0) {
+        const auto b = reinterpret_cast<std::uintptr_t>(tensors_[i].param);
+        written_.push_back({b, b + static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::param_type), i});
+      }
+    if (arena_base_ != nullptr) {
+      const auto b = reinterpret_cast<std::uintptr_t>(arena_base_);
+      written_.push_back({b, b + arena_blocks_ * sizeof(block), SIZE_MAX});
+    }
+    const auto cb = reinterpret_cast<std::uintptr_t>(control_);
+    written_.push_back({cb, cb + control_bytes_, SIZE_MAX - 1});
+    std::sort(written_.begin(), written_.end(), [](const written_span& x, const written_span& y) { return x.begin < y.begin; });
+  }
+  /// O(log n): the spans are disjoint and sorted, so their ends are sorted too.
+  status check_grad_aliasing(std::size_t i, const void* grad, std::size_t bytes) const {
+    const auto b = reinterpret_cast<std::uintptr_t>(grad), e = b + bytes;
+    auto it = std::upper_bound(written_.begin(), written_.end(), b,
+                               [](std::uintptr_t x, const written_span& s) { return x < s.end; });
+    if (it == written_.end() || it->begin >= e) return status();
+    if (it->tensor == SIZE_MAX)
+      return status(status_code::aliasing, "set_grad: tensor %zu's gradient overlaps the optimizer's state arena", i);
+    if (it->tensor == SIZE_MAX - 1)
+      return status(status_code::aliasing, "set_grad: tensor %zu's gradient overlaps the optimizer's control block", i);
+    return status(status_code::aliasing, "set_grad: tensor %zu's gradient overlaps tensor %zu ('%.80s') param", i,
+                  it->tensor, names_[it->tensor].c_str());
   }
 
   /// Each tensor's largest |decoded value| (param and correction copied to
@@ -598,7 +1070,7 @@ class optimizer {
       if constexpr (Config::has_aux) {
         a.resize(static_cast<std::size_t>(t.size));
         FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-            cudaMemcpy(a.data(), t.aux, a.size() * sizeof(a[0]), cudaMemcpyDeviceToHost), "lr check: corrections"));
+            cudaMemcpy(a.data(), t.aux, a.size() * sizeof(a[0]), cudaMemcpyDefault), "lr check: corrections"));
       }
       m[i] = optim::max_abs_param<Config>(p.data(), Config::has_aux ? a.data() : nullptr, t.size);
     }
@@ -640,7 +1112,7 @@ class optimizer {
       const int groups = static_cast<int>(std::min<std::size_t>(tuning::max_step_groups, group_count() - first));
       std::vector<tensor_type> mine;
       std::vector<std::int32_t> local;
-      for (std::size_t i = 0; i < tensors.size(); ++i)
+      for (std::size_t i = host_count_; i < tensors.size(); ++i)  // off-loaded tensors are the CPU's
         if (flat_.group[i] >= first && flat_.group[i] < first + groups) {
           mine.push_back(tensors[i]);
           local.push_back(flat_.group[i] - first);
@@ -654,7 +1126,7 @@ class optimizer {
 
   status build_release_plans(const std::vector<tensor_type>& tensors, std::vector<step_plan<Config, Policy>>& out) const {
     std::vector<step_plan<Config, Policy>> plans(tensors.size());
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
+    for (std::size_t i = host_count_; i < tensors.size(); ++i) {  // off-loaded tensors step on the CPU
       const status s = plans[i].build(&tensors[i], 1);
       if (!s.ok()) return status(s.code(), "optimizer: tensor %zu: %s", i, s.message());
     }
@@ -708,6 +1180,12 @@ class optimizer {
     plans_.clear();
     release_plans_.clear();
     pass_ = grad_pass_plan();
+    if (host_ != nullptr) {  // its streams may still copy: let them finish before the memory goes
+      cudaStreamSynchronize(host_->d2h);
+      cudaStreamSynchronize(host_->h2d);
+    }
+    host_.reset();
+    host_count_ = 0;
     initialized_ = false;
   }
 
@@ -733,6 +1211,14 @@ class optimizer {
   std::vector<double> max_abs_;  ///< each tensor's largest |value| for the lr check
   optim::lr_report lr_report_;
   bool warned_ = false;
+  std::size_t host_count_ = 0;        ///< tensors [0, host_count_) are off-loaded
+  std::unique_ptr<host_part> host_;   ///< null without off-loaded tensors
+  std::vector<plan_slot> slots_;      ///< each GPU tensor's place in plans_
+  struct written_span {
+    std::uintptr_t begin, end;
+    std::size_t tensor;  ///< SIZE_MAX: the arena; SIZE_MAX - 1: the control block
+  };
+  std::vector<written_span> written_;
 };
 
 }  // namespace flashoptim::device

@@ -24,6 +24,7 @@
 #include "flashoptim/rule/config.hpp"
 #include "flashoptim/rule/tensor.hpp"
 #include "flashoptim/status.hpp"
+#include "flashoptim/tuning/offload.hpp"
 
 namespace flashoptim::optim {
 
@@ -68,6 +69,20 @@ struct optimizer_options {
   /// Tensor i's stochastic-rounding stream is tensor_seed(seed, i).
   std::uint64_t seed = 0;
   lr_check_mode lr_check = lr_check_mode::report;
+  /// device::optimizer only (cpu::optimizer refuses anything but 0): the
+  /// fraction of the elements whose corrections and states live in pinned
+  /// host memory and are stepped on CPU threads while the GPU steps the
+  /// rest, bit-identical to the all-GPU step. Whole tensors, the leading
+  /// ones of the flattened list (Megatron's rule, layout::offload_count).
+  /// In [0, 1]; 0: everything on the GPU.
+  double offload_fraction = 0.0;
+  /// Elements per pipelined chunk of the off-loaded part (a positive
+  /// multiple of 32, so a chunk is whole groups of 32).
+  std::int64_t offload_chunk_elements = tuning::offload_chunk_elements;
+  /// Pinned gradient staging buffers of the off-loaded part (>= 1).
+  int offload_staging_buffers = tuning::offload_staging_buffers;
+  /// CPU threads that step the off-loaded part (0: OpenMP's default).
+  int offload_threads = 0;
 };
 
 /// Memory by kind, measured from the optimizer's own allocations.
@@ -81,6 +96,19 @@ struct memory_report {
   std::int64_t padding_bytes = 0;     ///< owned: alignment padding between pieces (256-byte pieces)
   std::int64_t table_bytes = 0;       ///< owned: device tables, workspaces, control block (0 on the CPU)
   std::int64_t arena_bytes = 0;       ///< owned total of the state arena = correction + codes + scales + padding
+  /// The part of arena_bytes in pinned host memory: the off-loaded tensors'
+  /// corrections and states (device::optimizer with offload_fraction > 0;
+  /// 0 otherwise, and 0 on cpu::optimizer, whose whole arena is host memory
+  /// by construction).
+  std::int64_t host_arena_bytes = 0;
+  /// Every owned byte of pinned host memory: host_arena_bytes, the
+  /// off-loaded parameters' host copies and the gradient staging buffers
+  /// (0 without off-load and on cpu::optimizer).
+  std::int64_t host_bytes = 0;
+
+  /// Owned device memory of a device::optimizer: the arena's device part
+  /// and the tables.
+  std::int64_t device_bytes() const { return arena_bytes - host_arena_bytes + table_bytes; }
 
   /// (param + [grad] + correction + codes + scales) / elements, padding and
   /// tables left out (0 without elements). with_grad = false is the
@@ -110,6 +138,9 @@ struct memory_report {
     out += "owned: corrections " + amount(correction_bytes) + ", state codes " + amount(state_code_bytes) +
            ", state scales " + amount(state_scale_bytes) + ", padding " + amount(padding_bytes) + ", tables " +
            amount(table_bytes) + "; arena " + amount(arena_bytes) + "\n";
+    if (host_bytes > 0)
+      out += "off-loaded to pinned host memory: " + amount(host_bytes) + " (of it, arena " + amount(host_arena_bytes) +
+             "); owned device memory " + amount(device_bytes()) + "\n";
     std::snprintf(buf, sizeof buf,
                   "resident per parameter: %.4f B with gradients, %.4f B under gradient release\n",
                   bytes_per_param(true), bytes_per_param(false));
