@@ -20,13 +20,21 @@
 // scalars (or hyperparameters, with device inputs); each tensor's table
 // entry names its group, and the kernel takes that group's scalars when it
 // starts the tensor. One group is the plain step.
+//
+// FP8 parameters (docs/fp8-params.md): a kernel instantiated with an FP8
+// type (F8 = fp8_e4m3 / fp8_e5m2) also writes each tensor's FP8 copy with
+// 1 x 128 block scales from the new master it holds in registers
+// (kernel/fp8_step_write.cuh); F8 = void, the default, is the plain step,
+// whose code does not change.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "flashoptim/kernel/fp8_step_write.cuh"
 #include "flashoptim/kernel/kernel_config.cuh"
 #include "flashoptim/kernel/tensor_table.cuh"
 #include "flashoptim/rule/tile.hpp"
@@ -64,6 +72,27 @@ struct step_params {
   double host_inv_grad_scale = 1.0;  ///< device mode: used where inputs.inv_grad_scale is null
   std::int32_t groups = 1;           ///< groups in use, 1 .. max_groups (table entries name one)
   device_inputs inputs{};
+};
+
+/// step_params of a launch that also writes FP8 parameters.
+template <class Config, class F8>
+struct fp8_step_params : step_params<Config> {
+  fp8_out<F8> fp8{};
+};
+/// A launch's parameters: the plain step's for F8 = void.
+template <class Config, class F8>
+using step_params_for = std::conditional_t<std::is_void<F8>::value, step_params<Config>, fp8_step_params<Config, F8>>;
+
+/// A thread's FP8 output along a run of tiles (fused launches; F8 = void:
+/// none): its tile at offset off is values + off, its block's scale
+/// scales + off / 128, written by the block's first lane (owner).
+template <class F8>
+struct fp8_run_out {
+  F8* values = nullptr;  ///< null: the tensor has no fused FP8 copy
+  float* scales = nullptr;
+  bool vector_store = false;
+  bool owner = false;
+  bool pow2 = false;
 };
 
 /// Maximum over the tiles of a group: Lanes consecutive lanes hold one group
@@ -133,9 +162,12 @@ struct tile_io {
 /// Steps one tile of tensor t at element e (a multiple of N) with `valid`
 /// elements in it (N on the vector path). Every lane of the warp calls it on
 /// the same path, since the group reduction shuffles.
-template <class TC, int N, bool Vector>
+/// With F8 (a fused launch) and fo.values set, then writes the tile's FP8
+/// copy (fo at e: values + e, scales + e / 128).
+template <class TC, int N, bool Vector, class F8 = void>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalars& sc, const tensor_ref<typename TC::base>& t,
-                                                       std::int64_t e, int valid, std::uint64_t step) {
+                                                       std::int64_t e, int valid, std::uint64_t step,
+                                                       const fp8_run_out<F8>& fo = {}) {
   using C = typename TC::base;
   using IO = tile_io<C, N>;
   constexpr int K = C::num_slots;
@@ -191,6 +223,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_one_tile(const typename TC::scalar
       if (scale_owner) ref.scales[group] = slot.scale;
     }
   });
+  if constexpr (!std::is_void<F8>::value) {
+    if (fo.values != nullptr)  // uniform: the warp's tiles are one tensor's
+      fp8_write_stepped_tile<typename TC::master, F8, N, Vector>(
+          d.param, d.aux, valid, fo.pow2, fo.values + e, fo.vector_store, fo.scales + e / fp8_block_cols,
+          (Vector || valid > 0) && e % fp8_block_cols == 0);
+  }
 }
 
 /// A thread's pointers into one tensor at element e0 (a tile start), for a
@@ -276,13 +314,15 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Co
 /// config TCc (range-checked policy) the tile is first stepped by TCc, and
 /// again by TC from a fresh read when a range check failed on any lane of
 /// the warp; otherwise (TCc = TC) once by TC.
-template <class TC, class TCc, int N>
+/// With F8 (a fused launch) and fo.values set, the tile's FP8 copy is
+/// written last, from the stored master still in d.
+template <class TC, class TCc, int N, class F8 = void>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC::scalars& sc,
                                                               const typename TCc::scalars& checked_sc,
                                                               const run_pointers<typename TC::base>& b,
                                                               std::uint32_t off, bool scale_owner, std::uint64_t seed,
                                                               std::uint64_t step, std::uint64_t index,
-                                                              tile_data<TCc, N>& d) {
+                                                              tile_data<TCc, N>& d, const fp8_run_out<F8>& fo = {}) {
   using C = typename TC::base;
   using IO = tile_io<C, N>;
   const codec::rounding_key key{seed, step, index};
@@ -315,6 +355,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
       if (scale_owner) IO::template Ks<I>::store_one(ptr.scales + group, slot.scale);
     }
   });
+  if constexpr (!std::is_void<F8>::value) {
+    if (fo.values != nullptr)
+      fp8_write_stepped_tile<typename TC::master, F8, N, true>(d.param, d.aux, N, fo.pow2, fo.values + off,
+                                                               fo.vector_store, fo.scales + off / fp8_block_cols,
+                                                               fo.owner);
+  }
 }
 
 /// Shared-memory staging of a run's tiles (Policy::stages > 1), one stage:
@@ -425,20 +471,28 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typ
 }
 
 /// step_loaded_run_tile on the tile it loads first.
-template <class TC, class TCc, int N>
+template <class TC, class TCc, int N, class F8 = void>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalars& sc,
                                                        const typename TCc::scalars& checked_sc,
                                                        const run_pointers<typename TC::base>& b, std::uint32_t off,
                                                        bool scale_owner, std::uint64_t seed, std::uint64_t step,
-                                                       std::uint64_t index) {
+                                                       std::uint64_t index, const fp8_run_out<F8>& fo = {}) {
   tile_data<TCc, N> d;
   load_run_tile<TCc, N, false>(b, off, d);
-  step_loaded_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, seed, step, index, d);
+  step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, seed, step, index, d, fo);
 }
 
-template <class Config, class Policy, bool DeviceInputs>
+/// F8 = void: the step. F8 = fp8_e4m3 / fp8_e5m2: the step that also writes
+/// the FP8 copy of every tensor whose p.fp8 entry has values (1 x 128
+/// blocks of 128 consecutive elements; fp8_step_write.cuh).
+template <class Config, class Policy, bool DeviceInputs, class F8 = void>
 __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
-    step_kernel(const __grid_constant__ step_params<Config> p) {
+    step_kernel(const __grid_constant__ step_params_for<Config, F8> p) {
+  constexpr bool fused = !std::is_void<F8>::value;
+  static_assert(!fused || is_fp8_param_type<F8>::value, "FP8 parameters are fp8_e4m3 or fp8_e5m2");
+  static_assert(!fused || (fp8_block_cols % Policy::elements_per_thread == 0 &&
+                           32 * Policy::elements_per_thread >= fp8_block_cols),
+                "the fused FP8 write needs a 1 x 128 block to be whole tiles of one warp (4 <= N, N divides 128)");
   using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
   // The first attempt of a range-checked vector tile (TC itself otherwise).
   using TCc = std::conditional_t<
@@ -501,6 +555,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     const std::int64_t first = tab.unit_begin[ti];
     const std::int64_t stop = tab.unit_begin[ti + 1] < range.end ? tab.unit_begin[ti + 1] : range.end;
     const scalars sc = group_scalars[tab.entries[ti].group];
+    fp8_out_entry<F8> fp8_entry{};
+    if constexpr (fused) fp8_entry = p.fp8.entries[ti];
     typename TCc::scalars checked_sc{};
     if constexpr (Policy::range_checked) {
       checked_sc = make_checked_scalars<typename Config::rule>(sc);
@@ -523,6 +579,12 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
           const run_pointers<Config> b = run_pointers<Config>::at(entry.ref, e0);
           const std::uint64_t index0 = entry.ref.index_base + static_cast<std::uint64_t>(e0);
           const std::uint32_t end = static_cast<std::uint32_t>(run * unit);
+          fp8_run_out<F8> fo{};
+          if constexpr (fused) {
+            if (fp8_entry.values != nullptr)
+              fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
+                    thread_offset % fp8_block_cols == 0, p.fp8.pow2 != 0};
+          }
           if constexpr (Policy::stages > 1) {
             // Tiles S - 1 ahead are on their way into shared memory
             // (cp.async) while this one is stepped; a thread reads back only
@@ -546,8 +608,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
               detail::cp_async_wait<S - 1>();
               tile_data<TCc, N> d;
               load_staged_tile<L>(b, off, current, d);
-              step_loaded_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step,
-                                               index0 + off, d);
+              step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step,
+                                                   index0 + off, d, fo);
               current = current == last_stage ? first_stage : current + L::bytes;
               fill = fill == last_stage ? first_stage : fill + L::bytes;
             }
@@ -557,7 +619,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
                 const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
                 if (next < end) prefetch_run_tile(b, next);
               }
-              step_run_tile<TC, TCc, N>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off);
+              step_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off,
+                                            fo);
             }
           }
           u += run;
@@ -568,16 +631,22 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
     // keep only their own pointers live.
     const table_entry<Config> entry = tab.entries[ti];
     const std::int64_t n = entry.ref.size;
+    if constexpr (fused) fp8_entry = p.fp8.entries[ti];
     std::int64_t e = (u - first) * unit + thread_offset;
     for (; u < stop; ++u, e += unit) {
       const std::int64_t unit_start = e - thread_offset;
+      fp8_run_out<F8> fo{};
+      if constexpr (fused) {
+        if (fp8_entry.values != nullptr)
+          fo = {fp8_entry.values, fp8_entry.scales, fp8_entry.vector_ok != 0, false, p.fp8.pow2 != 0};
+      }
       // (With unit runs, every whole unit of a vector tensor was stepped above.)
       if (!Policy::unit_runs && entry.vector_ok && unit_start + unit <= n) {
-        step_one_tile<TC, N, true>(sc, entry.ref, e, N, step);
+        step_one_tile<TC, N, true, F8>(sc, entry.ref, e, N, step, fo);
       } else {
         const std::int64_t left = n - e;
         const int valid = left <= 0 ? 0 : (left >= N ? N : static_cast<int>(left));
-        step_one_tile<TC, N, false>(sc, entry.ref, e, valid, step);
+        step_one_tile<TC, N, false, F8>(sc, entry.ref, e, valid, step, fo);
       }
     }
   }
@@ -598,16 +667,17 @@ constexpr std::size_t step_shared_bytes() {
 
 /// The kernel a launch with these template arguments runs (for occupancy
 /// queries and attributes).
-template <class Config, class Policy, bool DeviceInputs>
+template <class Config, class Policy, bool DeviceInputs, class F8 = void>
 constexpr auto step_kernel_ptr() {
-  return &step_kernel<Config, Policy, DeviceInputs>;
+  return &step_kernel<Config, Policy, DeviceInputs, F8>;
 }
 
-/// Launches one step over the table. Never allocates or synchronizes.
-template <class Config, class Policy, bool DeviceInputs>
-cudaError_t launch_step(const step_params<Config>& p, int grid, cudaStream_t stream) {
+/// Launches one step over the table (F8: the fused FP8 write, see
+/// step_kernel). Never allocates or synchronizes.
+template <class Config, class Policy, bool DeviceInputs, class F8 = void>
+cudaError_t launch_step(const step_params_for<Config, F8>& p, int grid, cudaStream_t stream) {
   if (grid <= 0 || p.table.units == 0) return cudaSuccess;
-  step_kernel<Config, Policy, DeviceInputs>
+  step_kernel<Config, Policy, DeviceInputs, F8>
       <<<grid, Policy::threads, step_shared_bytes<Config, Policy>(), stream>>>(p);
   return cudaGetLastError();
 }
