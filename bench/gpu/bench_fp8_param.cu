@@ -10,7 +10,9 @@
 //   fp32 master:         fp32_master<bf16> step (bf16 weight + fp32 copy) |
 //                        native<float> step + the FP8 pass (4 B master, 1 B FP8)
 // each with 1 x 128 and 128 x 128 blocks, and the FP8 pass alone with its
-// bandwidth (master read + values written + scales). Shapes: one 16384^2
+// bandwidth (master read + values written + scales); and the step with the
+// FP8 write fused into it (device::fp8_step_plan: 1 x 128 blocks, written
+// from the new master in registers, no second read). Shapes: one 16384^2
 // matrix (268M) and the Llama-3.2-1B list (147 tensors: 2-D weights, 1-D
 // norms). Time: CUDA events around 20 steps, median of 7 repetitions.
 // Prints a markdown table; with an argument, also writes it as CSV there.
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "flashoptim/flashoptim.hpp"
+#include "flashoptim/device/fp8_step_plan.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/kernel/fp8_param_kernel.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
@@ -112,10 +115,10 @@ template <class Cfg>
 struct fp8_copy {
   using M = typename Cfg::master;
   kernel::fp8_param_plan<M, fp8_e4m3> plan;
+  std::vector<fp8_param_ref<M, fp8_e4m3>> refs;
   std::vector<void*> allocs;
   std::int64_t moved = 0;  // bytes the pass must move
   fp8_copy(const tensors<Cfg>& ts, const std::vector<shape2>& shapes, fp8_block_kind kind) {
-    std::vector<fp8_param_ref<M, fp8_e4m3>> refs;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const auto& t = ts.refs[i];
       fp8_param_ref<M, fp8_e4m3> r;
@@ -211,6 +214,20 @@ void step_with_fp8(const std::string& name, const std::string& master, const std
     rows.push_back({name, master, std::string("step + FP8 e4m3 write, ") + k + " blocks", both, both / baseline, 0});
     rows.push_back({name, master, std::string("FP8 write alone, ") + k + " blocks", pass, pass / baseline,
                     static_cast<double>(copy.moved) / (pass * 1e6)});
+    if (kind != fp8_block_kind::row_1x128) continue;
+    // The same copy written by the step itself (every shape here has rows
+    // of a multiple of 128 columns, or is 1-D).
+    std::vector<device::fp8_step_output<fp8_e4m3>> outs;
+    for (const auto& r : copy.refs) outs.push_back({r.values, r.scales, r.shape});
+    device::fp8_step_plan<Cfg, fp8_e4m3> fused;
+    BENCH_OK(fused.build(ts.refs.data(), outs.data(), outs.size()));
+    step = 0;
+    const double f = time_ms(stream, [&] {
+      step_args a;
+      a.step = ++step;
+      BENCH_OK(fused.step_async(h, a, o, stream));
+    });
+    rows.push_back({name, master, std::string("fused step writing FP8 e4m3, ") + k + " blocks", f, f / baseline, 0});
   }
 }
 
