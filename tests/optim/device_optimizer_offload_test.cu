@@ -270,8 +270,11 @@ TEST_CASE("gradient release with a new gradient buffer every step, in random ord
       std::shuffle(order.begin(), order.end(), rng);
       STATUS_OK(released.begin_step());
       for (std::size_t i : order) {
+        if (s > 1 && sizes[i] > 0)  // unbound since its last step
+          CHECK(released.step_tensor_async(i, stream).code() == status_code::null_pointer);
         STATUS_OK(released.set_grad(i, next->at[i], stream));  // the hook: this backward's buffer, then its step
         STATUS_OK(released.step_tensor_async(i, stream));
+        STATUS_OK(released.set_grad(i, nullptr, stream));  // and the buffer is dropped
       }
       STATUS_OK(released.end_step_async(stream));
       GPU_CHECK(cudaStreamSynchronize(stream));
@@ -285,14 +288,13 @@ TEST_CASE("gradient release with a new gradient buffer every step, in random ord
   }
 }
 
-TEST_CASE("set_grad refuses a bad buffer and writes nothing") {
+TEST_CASE("set_grad refuses a bad buffer and writes nothing; null unbinds") {
   using C = tc::adamw_default;
   using G = C::grad_type;
   model<C> a(81);
   device::optimizer<C> opt;
   STATUS_OK(opt.init(a.groups(), options()));
   const G* before = opt.tensors()[2].grad;
-  CHECK(opt.set_grad(2, nullptr).code() == status_code::null_pointer);
   CHECK(opt.set_grad(2, reinterpret_cast<const char*>(a.dg[2]) + 1).code() == status_code::misaligned);
   CHECK(opt.set_grad(2, a.dp[0]).code() == status_code::aliasing);      // over tensor 0's param
   CHECK(opt.set_grad(2, opt.tensors()[0].aux).code() == status_code::aliasing);  // into the state arena
@@ -304,6 +306,21 @@ TEST_CASE("set_grad refuses a bad buffer and writes nothing") {
   STATUS_OK(opt.set_grad(2, a.dg[4]));  // another tensor's gradient: read-only, allowed
   CHECK(opt.tensors()[2].grad == a.dg[4]);
   STATUS_OK(opt.set_grad(3, nullptr));  // an empty tensor reads nothing
+  STATUS_OK(opt.step_async(nullptr));
+  // null unbinds: every call that would read the gradient refuses until one is bound again
+  STATUS_OK(opt.set_grad(2, nullptr));
+  STATUS_OK(opt.set_grad(2, nullptr));  // twice is fine
+  CHECK(opt.tensors()[2].grad == nullptr);
+  CHECK(opt.step_async(nullptr).code() == status_code::null_pointer);
+  CHECK(opt.enable_release().code() == status_code::null_pointer);
+  CHECK(opt.set_grad_pass(grad_pass_config{}).code() == status_code::null_pointer);
+  std::int64_t n = -1;
+  STATUS_OK(opt.step_count(n));
+  CHECK(n == 1);
+  STATUS_OK(opt.set_grad(2, before));
+  STATUS_OK(opt.step_async(nullptr));
+  STATUS_OK(opt.step_count(n));
+  CHECK(n == 2);
 }
 
 // ---------------------------------------------------------------- off-load

@@ -249,9 +249,15 @@ class optimizer {
   /// every backward rebinds each one as its hook fires. Legal while `stream`
   /// is being captured: the graph then replays the write of this pointer
   /// (capture it where the pointer does not change, or rebind outside the
-  /// graph). Checks null, alignment, the memory kind and that the buffer
+  /// graph). Checks alignment, the memory kind and that the buffer
   /// overlaps no buffer the step writes (parameters, the arena, the control
   /// block); on error nothing is written.
+  ///
+  /// Null unbinds tensor i's gradient (a framework that frees each
+  /// gradient right after its step drops its reference): nothing is
+  /// written to the device, and every call that would read the gradient
+  /// (step_async, step_tensor_async(i), set_grad_pass, enable_release)
+  /// refuses until a buffer is bound again.
   status set_grad(std::size_t i, const void* grad, cudaStream_t stream) {
     FLASHOPTIM_RETURN_IF_ERROR(check_tensor(i, "set_grad"));
     using G = typename Config::grad_type;
@@ -261,9 +267,12 @@ class optimizer {
       return status();
     }
     const auto* g = static_cast<const G*>(grad);
-    if (g == nullptr)
-      return status(status_code::null_pointer, "set_grad: tensor %zu ('%.80s'): the gradient is null", i,
-                    names_[i].c_str());
+    if (g == nullptr) {  // unbound: the tables keep the old address, which no step reads while any tensor is unbound
+      if (tensors_[i].grad != nullptr) ++unbound_;
+      tensors_[i].grad = nullptr;
+      flat_.specs[i].grad = nullptr;
+      return status();
+    }
     if (reinterpret_cast<std::uintptr_t>(g) % alignof(G) != 0)
       return status(status_code::misaligned, "set_grad: tensor %zu ('%.80s'): gradient at %p is not %zu-byte aligned",
                     i, names_[i].c_str(), grad, alignof(G));
@@ -279,6 +288,7 @@ class optimizer {
         FLASHOPTIM_RETURN_IF_ERROR(release_plans_[i].rebind_grad_async(0, g, stream));
     }
     if (pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(pass_.rebind_async(static_cast<std::int64_t>(i), grad, stream));
+    if (tensors_[i].grad == nullptr) --unbound_;
     tensors_[i].grad = g;  // an off-loaded tensor's gradient is copied from this address at each step
     flat_.specs[i].grad = grad;
     return status();
@@ -429,6 +439,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("set_grad_pass"));
     if (releasing_)
       return status(status_code::invalid_argument, "set_grad_pass: a gradient-release step is in progress");
+    FLASHOPTIM_RETURN_IF_ERROR(check_bound("set_grad_pass"));
     grad_pass_plan pass;
     FLASHOPTIM_RETURN_IF_ERROR(build_pass(tensors_, cfg, pass));
     FLASHOPTIM_RETURN_IF_ERROR(pass.reset_control_async(stream));
@@ -461,6 +472,7 @@ class optimizer {
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
     FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_bound("step_async"));
     FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
     if (pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(pass_.run_async(stream));
     const grad_control* ctl = pass_.built() ? &control_->control : nullptr;
@@ -481,6 +493,7 @@ class optimizer {
       return status(status_code::invalid_argument,
                     "step_async: a gradient-release step is in progress (finish it with end_step_async)");
     FLASHOPTIM_RETURN_IF_ERROR(check_strict("step_async"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_bound("step_async"));
     FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), shared, stream));
     FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&shared->multiplier, &shared->skip, stream));
@@ -496,6 +509,7 @@ class optimizer {
   /// CPU (and returns when it is done).
   status enable_release() {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("enable_release"));
+    FLASHOPTIM_RETURN_IF_ERROR(check_bound("enable_release"));
     std::vector<step_plan<Config, Policy>> rplans;
     FLASHOPTIM_RETURN_IF_ERROR(build_release_plans(tensors_, rplans));
     release_plans_ = std::move(rplans);
@@ -532,6 +546,9 @@ class optimizer {
     if (stepped_[i])
       return status(status_code::invalid_argument, "step_tensor_async: tensor %zu ('%.80s') was already stepped in this step",
                     i, names_[i].c_str());
+    if (tensors_[i].size > 0 && tensors_[i].grad == nullptr)
+      return status(status_code::null_pointer, "step_tensor_async: tensor %zu ('%.80s') has no gradient (set_grad)", i,
+                    names_[i].c_str());
     const std::size_t g = static_cast<std::size_t>(flat_.group[i]);
     step_args a;
     a.inv_grad_scale = release_multiplier_;
@@ -592,6 +609,7 @@ class optimizer {
     swap(host_, o.host_);
     swap(slots_, o.slots_);
     swap(written_, o.written_);
+    swap(unbound_, o.unbound_);
   }
 
  private:
@@ -1150,6 +1168,15 @@ class optimizer {
     return detail::cuda_status(cudaGetLastError(), "set_lr launch");
   }
 
+  /// Refuses while a tensor's gradient is unbound (set_grad(i, nullptr)).
+  status check_bound(const char* who) const {
+    if (unbound_ == 0) return status();
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i].size > 0 && tensors_[i].grad == nullptr)
+        return status(status_code::null_pointer, "%s: tensor %zu ('%.80s') has no gradient (set_grad)", who, i,
+                      names_[i].c_str());
+    return status();
+  }
   status check_ready(const char* who) const {
     if (!initialized_) return status(status_code::invalid_argument, "%s: the optimizer is not initialized", who);
     return status();
@@ -1186,6 +1213,7 @@ class optimizer {
     }
     host_.reset();
     host_count_ = 0;
+    unbound_ = 0;
     initialized_ = false;
   }
 
@@ -1219,6 +1247,7 @@ class optimizer {
     std::size_t tensor;  ///< SIZE_MAX: the arena; SIZE_MAX - 1: the control block
   };
   std::vector<written_span> written_;
+  std::size_t unbound_ = 0;  ///< tensors with elements whose gradient is unbound (set_grad(i, nullptr))
 };
 
 }  // namespace flashoptim::device
