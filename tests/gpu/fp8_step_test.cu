@@ -13,11 +13,13 @@
 // block, non-finite masters, a tensor without an FP8 copy in the list,
 // misaligned FP8 values (scalar stores), four step policies (unit runs
 // staged and not, element-wise tiles, 4 and 16 elements per thread), three
-// master modes, grids of 1 and 7 blocks, device inputs, several steps. A
+// master modes, grids of 1 and 7 blocks, device inputs, three parameter
+// groups in one launch, several steps. A
 // skipped step (host flag or device flag) writes no byte; bad outputs are
 // refused before anything is written.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -136,6 +138,9 @@ struct run_options {
   bool device_inputs = false;
   int grid = 0;  ///< 0: the plan's
   int steps = 4;
+  /// Parameter groups: tensor i steps with group tensor_group[i]'s lr
+  /// (1e-2 / (g + 1)); empty: one group.
+  std::vector<std::int32_t> tensor_group;
 };
 
 /// Steps the case's tensors with the fused plan (set B) and with the CPU
@@ -165,7 +170,10 @@ void check_fused(const std::vector<tensor_case>& cases, const run_options& ro, s
   outputs<F8> out(cases, ro.misalign);
   device::fp8_step_plan<Config, F8, Policy> plan;
   const auto refs = b.refs(true);
-  STATUS_OK(plan.build(refs.data(), out.list.data(), refs.size()));
+  int groups = 1;
+  for (auto g : ro.tensor_group) groups = std::max(groups, g + 1);
+  if (ro.tensor_group.empty()) STATUS_OK(plan.build(refs.data(), out.list.data(), refs.size()));
+  else STATUS_OK(plan.build(refs.data(), out.list.data(), refs.size(), ro.tensor_group.data(), groups));
   if (ro.grid > 0) plan.set_grid(ro.grid);
   fp8_param_options o;
   o.pow2_scales = ro.pow2;
@@ -177,6 +185,8 @@ void check_fused(const std::vector<tensor_case>& cases, const run_options& ro, s
     GPU_CHECK(cudaMalloc(&d_step, sizeof(std::int64_t)));
   }
   const auto h = hyper_for<Config>();
+  std::vector<typename Config::hyper> hs(static_cast<std::size_t>(groups), h);  // group g: lr / (g + 1)
+  for (int g = 0; g < groups; ++g) hs[g].lr = h.lr / (g + 1);
   for (int s = 1; s <= ro.steps; ++s) {
     CAPTURE(s);
     a.fill_grads(ga, 1.0f, 0.05, ro.non_finite);
@@ -186,8 +196,22 @@ void check_fused(const std::vector<tensor_case>& cases, const run_options& ro, s
     b.upload(s_grad);
     step_args args;
     args.step = s;
-    STATUS_OK(cpu_step(a, h, args));
-    if (ro.device_inputs) {
+    if (ro.tensor_group.empty()) {
+      STATUS_OK(cpu_step(a, h, args));
+    } else {
+      // Each group's tensors on the CPU with its hyperparameters (the
+      // rounding keys are the tensors' own, not their places in a list).
+      const auto all = a.refs(false);
+      for (int g = 0; g < groups; ++g) {
+        std::vector<tensor_ref<Config>> part;
+        for (std::size_t i = 0; i < all.size(); ++i)
+          if (ro.tensor_group[i] == g) part.push_back(all[i]);
+        STATUS_OK(cpu::step_serial<Config>(hs[g], args, part.data(), part.size()));
+      }
+    }
+    if (!ro.tensor_group.empty()) {
+      STATUS_OK(plan.step_async(hs.data(), groups, args, o, nullptr));
+    } else if (ro.device_inputs) {
       const double lr = h.lr;
       const std::int64_t st = s;
       GPU_CHECK(cudaMemcpy(d_lr, &lr, sizeof lr, cudaMemcpyHostToDevice));
@@ -291,6 +315,9 @@ TEST_CASE("fused fp8 step: non-finite masters, misaligned values, grids, device 
   ro.device_inputs = true;
   ro.pow2 = true;
   check_fused<C, fp8_e4m3>(mixed_list(), ro, 310);
+  ro = {};
+  for (std::size_t i = 0; i < mixed_list().size(); ++i) ro.tensor_group.push_back(static_cast<std::int32_t>(i % 3));
+  check_fused<C, fp8_e4m3>(mixed_list(), ro, 311);  // three parameter groups in one launch
 }
 
 TEST_CASE("fused fp8 step: other step policies (element-wise tiles, unstaged runs, 4 and 16 elements per thread)") {
