@@ -185,6 +185,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("refresh_host_params"));
     if (host_ == nullptr) return status();
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "refresh_host_params: synchronize"));
+    FLASHOPTIM_RETURN_IF_ERROR(host_idle());
     for (std::size_t i = 0; i < host_count_; ++i)
       if (tensors_[i].size > 0)
         FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
@@ -331,6 +332,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("copy_to_host"));
     host_copy h;
     FLASHOPTIM_RETURN_IF_ERROR(step_count(h.step_count, stream));
+    FLASHOPTIM_RETURN_IF_ERROR(host_idle());
     // The arena as laid out: the off-loaded tensors' part (pinned host
     // memory) first, then the device part; the same bytes either way.
     h.arena.resize(static_cast<std::size_t>(arena_.bytes));
@@ -389,6 +391,7 @@ class optimizer {
         if (!v.ok()) return status(v.code(), "copy_from_host: group %zu: %s", g, v.message());
       }
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "copy_from_host: synchronize"));
+    FLASHOPTIM_RETURN_IF_ERROR(host_idle());
     const std::size_t hb = host_arena_bytes();
     if (hb > 0) std::memcpy(host_->arena, in.arena.data(), hb);
     if (in.arena.size() > hb)
@@ -931,6 +934,14 @@ class optimizer {
       std::allocator_traits<block_allocator>::deallocate(alloc, tmp, blocks);
     }
     return st;
+  }
+
+  /// Waits for the off-loaded part's own copies (a step's parameters going
+  /// back read the host copies), whatever stream the caller synchronized.
+  status host_idle() const {
+    if (host_ == nullptr) return status();
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(host_->d2h), "off-load: synchronize"));
+    return detail::cuda_status(cudaStreamSynchronize(host_->h2d), "off-load: synchronize");
   }
 
   /// Refuses a call that would step the off-loaded part while `stream` is
