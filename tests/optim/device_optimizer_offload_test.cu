@@ -312,15 +312,57 @@ TEST_CASE("set_grad refuses a bad buffer and writes nothing; null unbinds") {
   STATUS_OK(opt.set_grad(2, nullptr));  // twice is fine
   CHECK(opt.tensors()[2].grad == nullptr);
   CHECK(opt.step_async(nullptr).code() == status_code::null_pointer);
-  CHECK(opt.enable_release().code() == status_code::null_pointer);
   CHECK(opt.set_grad_pass(grad_pass_config{}).code() == status_code::null_pointer);
   std::int64_t n = -1;
+  STATUS_OK(opt.enable_release());  // release tables need no gradient: each is bound before its step
+  STATUS_OK(opt.begin_step());
+  CHECK(opt.step_tensor_async(2, nullptr).code() == status_code::null_pointer);
+  STATUS_OK(opt.set_grad(2, before));
+  for (std::size_t i = 0; i < sizes.size(); ++i) STATUS_OK(opt.step_tensor_async(i, nullptr));
+  STATUS_OK(opt.end_step_async(nullptr));
   STATUS_OK(opt.step_count(n));
-  CHECK(n == 1);
+  CHECK(n == 2);
+  STATUS_OK(opt.set_grad(2, nullptr));
   STATUS_OK(opt.set_grad(2, before));
   STATUS_OK(opt.step_async(nullptr));
   STATUS_OK(opt.step_count(n));
-  CHECK(n == 2);
+  CHECK(n == 3);
+}
+
+TEST_CASE("init without gradients: every tensor unbound until set_grad; then == an optimizer built with them") {
+  // a framework builds its optimizer before the first backward
+  using C = tc::adamw_default;
+  using G = C::grad_type;
+  for (const double fraction : {0.0, 0.5}) {
+    CAPTURE(fraction);
+    model<C> a(91), b(91);
+    const std::vector<G*> none(sizes.size(), nullptr);
+    device::optimizer<C> with, without, released;
+    STATUS_OK(with.init(a.groups(), options(fraction)));
+    STATUS_OK(without.init(b.groups(&none), options(fraction)));
+    STATUS_OK(released.init(b.groups(&none), options(fraction)));
+    CHECK(without.step_async(nullptr).code() == status_code::null_pointer);  // nothing bound: refused, nothing written
+    CHECK(without.set_grad_pass(grad_pass_config{}).code() == status_code::null_pointer);
+    STATUS_OK(released.enable_release());
+    testdata::generator gen(92);
+    for (int s = 1; s <= 3; ++s) {
+      a.new_grads(gen);
+      b.hg = a.hg;
+      b.upload(b.dg);
+      STATUS_OK(with.step_async(nullptr));
+      for (std::size_t i = 0; i < sizes.size(); ++i) STATUS_OK(without.set_grad(i, b.dg[i], nullptr));
+      STATUS_OK(without.step_async(nullptr));
+      STATUS_OK(released.begin_step());
+      for (std::size_t i = sizes.size(); i-- > 0;) {  // backward order
+        STATUS_OK(released.set_grad(i, b.dg[i], nullptr));
+        STATUS_OK(released.step_tensor_async(i, nullptr));
+        STATUS_OK(released.set_grad(i, nullptr, nullptr));
+      }
+      STATUS_OK(released.end_step_async(nullptr));
+      require_same<C>(with, without, "bound after init");
+      require_same<C>(with, released, "released from an unbound start");
+    }
+  }
 }
 
 // ---------------------------------------------------------------- off-load

@@ -223,6 +223,22 @@ class step_plan {
     FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
     return upload(std::move(refs), tensor_group, groups);
   }
+  /// As build, but a tensor's gradient may still be null ("unbound"): its
+  /// other buffers are checked now, its gradient when rebind_grad_async
+  /// binds one. A launch reads every tensor's gradient, so the caller runs
+  /// none while a tensor is unbound (device::optimizer refuses), and checks
+  /// the bound gradients against the other tensors' written buffers itself
+  /// (this checks each against its own tensor's).
+  status build_unbound_grads(const tensor_ref<Config>* tensors, std::size_t count, const std::int32_t* tensor_group,
+                             int groups) {
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(tensors, count, /*with_grad=*/false));
+    for (std::size_t i = 0; i < count; ++i)
+      if (tensors[i].grad != nullptr) FLASHOPTIM_RETURN_IF_ERROR(validate_tensor(i, tensors[i]));
+    FLASHOPTIM_RETURN_IF_ERROR(check_tensor_groups(count, tensor_group, groups));
+    std::vector<tensor_ref<Config>> refs(tensors, tensors + count);
+    FLASHOPTIM_RETURN_IF_ERROR(check_device_memory(refs));
+    return upload(std::move(refs), tensor_group, groups);
+  }
   status build(const tensor_buffers* descs, std::size_t count) {
     std::vector<tensor_ref<Config>> refs;
     FLASHOPTIM_RETURN_IF_ERROR(convert(descs, count, refs));
@@ -252,7 +268,8 @@ class step_plan {
       const tensor_ref<Config>& t = tensors[i];
       status st;
       for_each_buffer(t, [&](const char* name, const void* p, std::size_t bytes, bool) {
-        if (st.ok()) st = check_memory_kind(i, name, p, bytes, memory_need::device, dev);
+        // null only where validation allowed it: an unbound gradient (build_unbound_grads)
+        if (st.ok() && p != nullptr) st = check_memory_kind(i, name, p, bytes, memory_need::device, dev);
       });
       FLASHOPTIM_RETURN_IF_ERROR(st);
     }

@@ -128,7 +128,8 @@ class optimizer {
   }
 
   /// Builds the optimizer over `groups` (device memory of the current
-  /// device; every gradient pointer set). Corrections come from each
+  /// device; a null gradient leaves that tensor unbound until set_grad binds
+  /// one, and no whole step runs before). Corrections come from each
   /// param_spec::init_fp32 (split) or from the 16-bit parameters as they are
   /// (resplit_async); states start at zero; tensor i's seed is
   /// optim::tensor_seed(options.seed, i). Synchronizes `stream`. On error
@@ -257,8 +258,9 @@ class optimizer {
   /// Null unbinds tensor i's gradient (a framework that frees each
   /// gradient right after its step drops its reference): nothing is
   /// written to the device, and every call that would read the gradient
-  /// (step_async, step_tensor_async(i), set_grad_pass, enable_release)
-  /// refuses until a buffer is bound again.
+  /// (step_async, step_tensor_async(i), set_grad_pass) refuses until a
+  /// buffer is bound again. A tensor may also start unbound: a null
+  /// param_spec::grad at init (a framework whose gradients do not exist yet).
   status set_grad(std::size_t i, const void* grad, cudaStream_t stream) {
     FLASHOPTIM_RETURN_IF_ERROR(check_tensor(i, "set_grad"));
     using G = typename Config::grad_type;
@@ -512,7 +514,6 @@ class optimizer {
   /// CPU (and returns when it is done).
   status enable_release() {
     FLASHOPTIM_RETURN_IF_ERROR(check_ready("enable_release"));
-    FLASHOPTIM_RETURN_IF_ERROR(check_bound("enable_release"));
     std::vector<step_plan<Config, Policy>> rplans;
     FLASHOPTIM_RETURN_IF_ERROR(build_release_plans(tensors_, rplans));
     release_plans_ = std::move(rplans);
@@ -643,11 +644,10 @@ class optimizer {
     int dev = 0;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     using P = typename Config::param_type;
+    std::size_t unbound = 0;  // a tensor may start without a gradient (bound later by set_grad)
     for (std::size_t i = 0; i < flat_.specs.size(); ++i) {
       const auto& s = flat_.specs[i];
-      if (s.size > 0 && s.grad == nullptr)
-        return status(status_code::null_pointer,
-                      "tensor %zu ('%.80s'): the device optimizer needs the gradient buffer at init", i, s.name.c_str());
+      if (s.size > 0 && s.grad == nullptr) ++unbound;
       if (s.init_fp32 != nullptr)
         FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "init_fp32", s.init_fp32,
                                                      static_cast<std::size_t>(s.size) * sizeof(float),
@@ -700,6 +700,15 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_host_part());               // the off-loaded part's
     index_slots();
     index_written();
+    unbound_ = unbound;
+    if (unbound > 0) {
+      // the plans checked each bound gradient against its own tensor's
+      // buffers only: against every other written buffer here (set_grad's check)
+      for (std::size_t i = 0; i < tensors_.size(); ++i)
+        if (tensors_[i].size > 0 && tensors_[i].grad != nullptr)
+          FLASHOPTIM_RETURN_IF_ERROR(check_grad_aliasing(
+              i, tensors_[i].grad, static_cast<std::size_t>(tensors_[i].size) * sizeof(typename Config::grad_type)));
+    }
 
     // Initial values: zero arena (states and padding), then each correction.
     if (arena_base_ != nullptr)
@@ -888,8 +897,9 @@ class optimizer {
       const auto n = static_cast<std::size_t>(d.size);
       FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "param", d.param, n * sizeof(typename Config::param_type),
                                                    memory_need::device, dev));
-      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "grad", d.grad, n * sizeof(typename Config::grad_type),
-                                                   memory_need::device, dev));
+      if (d.grad != nullptr || n == 0)  // unbound: checked when set_grad binds one
+        FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "grad", d.grad, n * sizeof(typename Config::grad_type),
+                                                     memory_need::device, dev));
       host[i].param = host_->param[i];
     }
     return validate_tensor_list(host.data(), host.size(), /*with_grad=*/false);
@@ -1146,7 +1156,10 @@ class optimizer {
           mine.push_back(tensors[i]);
           local.push_back(flat_.group[i] - first);
         }
-      const status s = plans[c].build(mine.data(), mine.size(), local.data(), groups);
+      const bool unbound = std::any_of(mine.begin(), mine.end(),
+                                       [](const tensor_type& t) { return t.size > 0 && t.grad == nullptr; });
+      const status s = unbound ? plans[c].build_unbound_grads(mine.data(), mine.size(), local.data(), groups)
+                               : plans[c].build(mine.data(), mine.size(), local.data(), groups);
       if (!s.ok()) return status(s.code(), "optimizer: groups %d..%d: %s", first, first + groups - 1, s.message());
     }
     out = std::move(plans);
@@ -1156,7 +1169,8 @@ class optimizer {
   status build_release_plans(const std::vector<tensor_type>& tensors, std::vector<step_plan<Config, Policy>>& out) const {
     std::vector<step_plan<Config, Policy>> plans(tensors.size());
     for (std::size_t i = host_count_; i < tensors.size(); ++i) {  // off-loaded tensors step on the CPU
-      const status s = plans[i].build(&tensors[i], 1);
+      const bool unbound = tensors[i].size > 0 && tensors[i].grad == nullptr;  // bound by set_grad before its step
+      const status s = unbound ? plans[i].build_unbound_grads(&tensors[i], 1, nullptr, 1) : plans[i].build(&tensors[i], 1);
       if (!s.ok()) return status(s.code(), "optimizer: tensor %zu: %s", i, s.message());
     }
     out = std::move(plans);
