@@ -114,7 +114,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         self._lr_check = lr_check
         self._engines = []  # (engine, [param, ...] in engine tensor order)
         self._device = torch.device("cpu")
-        self._deferred = None  # CUDA: the state to load when the engines are built at the first step
         self._bound = {}
         self._seen_grads = {}  # id(engine) -> the gradient tensors of its last CUDA step
         self._release_hooks, self._released = [], {}
@@ -157,12 +156,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                  f"(compiled: {_core.configurations('cuda')})")
         self._device = device
         self._pushed = [self._hyper(g) for g in self.param_groups]
-        if device.type == "cuda" and any(p.grad is None for p in params):
-            # device::optimizer needs every gradient buffer when it is built:
-            # build at the first step (the state to keep waits with it)
-            self._engines, self._deferred = [], (keep or {})
-            return
-        self._deferred = None
         engines = []
         for dtype in by_dtype:
             name = config_name(self._rule, _DTYPES[dtype], self._master_weight_bits, self._quantize,
@@ -214,7 +207,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
         the states as fp32 tensors of the parameter's shape under torch's
         names (exp_avg, ...), the correction still as bytes (it is the master
         weights' low bits, not a state). CPU tensors either way."""
-        out = dict(self._deferred or {})
+        out = {}
         names = _STATE_NAMES[self._rule]
         for engine, order in self._engines:
             for i, p in enumerate(order):
@@ -281,9 +274,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         return "decoded", fp32, s
 
     def _push_state(self, states):
-        if self._deferred is not None:
-            self._deferred.update(states)
-            return
         group_of = {id(p): g for g in self.param_groups for p in g["params"]}
         # every conversion and check first, then the writes: a refused load writes nothing
         plans = []
@@ -430,8 +420,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                        f"{engine.tensor_count} parameters got a gradient in this backward; "
                                        "every parameter needs one")
             return loss
-        if self._deferred is not None:
-            self._build(keep=self._deferred)
         self._sync_hypers()
         cuda = self._device.type == "cuda"
         stream = torch.cuda.current_stream(self._device).cuda_stream if cuda else 0
@@ -442,6 +430,12 @@ class _FlashOptimizer(torch.optim.Optimizer):
             bound = self._bound.setdefault(id(engine), {})
             try:
                 grads = [p.grad for p in order]
+                if cuda and any(g is None for g in grads):
+                    k = next(k for k, g in enumerate(grads) if g is None)
+                    raise RuntimeError(f"flashoptim_kernels: a CUDA parameter ({tuple(order[k].shape)}, "
+                                       f"{order[k].dtype}) has no gradient: on CUDA every parameter needs one at "
+                                       "every step() (the device optimizer keeps one step count, so it cannot skip "
+                                       "a parameter as torch does; CPU parameters are skipped)")
                 if cuda and self._seen_grads.get(id(engine)) is not None and all(
                         g is h for g, h in zip(grads, self._seen_grads[id(engine)])):
                     # the steady state: every parameter holds the gradient
@@ -495,11 +489,10 @@ class _FlashOptimizer(torch.optim.Optimizer):
         step count per release step), one backward per step (no gradient
         accumulation), and the global clip, GradScaler's skip and
         check_numerics need every gradient at once, so they are not
-        available. CPU parameters only for now (the CUDA optimizer rebuilds
-        its tables for every new gradient buffer)."""
-        if self._device.type != "cpu":
-            raise NotImplementedError("flashoptim_kernels: gradient release on CUDA needs the device optimizer to take "
-                                      "a new gradient pointer without a table rebuild (not yet)")
+        available. On CUDA each parameter is stepped on the stream current
+        in its hook (the one backward produced its gradient on), and the new
+        gradient's address reaches the device tables by a stream-ordered
+        write: no table rebuild, no host synchronization."""
         if self._release_hooks:
             return
         where = {id(p): (k, i) for k, (_, order) in enumerate(self._engines) for i, p in enumerate(order)}
@@ -518,6 +511,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
             self._sync_hypers()
             engine.begin_step()
             self._released[id(engine)] = 0
+        if self._device.type == "cuda":
+            engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
         with torch.no_grad():
             engine.set_grad(i, p.grad.detach())
             engine.step_tensor(i)
@@ -537,8 +532,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         """model.state_dict() with every parameter this optimizer steps given
         as its fp32 weights (the parameter decoded with its correction or
         master copy)."""
-        if self._deferred is not None:
-            raise RuntimeError("flashoptim_kernels: the CUDA optimizer is built at the first step()")
         where = self._locate()
         sd = model.state_dict()
         for name, p in model.named_parameters():
@@ -552,8 +545,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
         """Loads fp32 weights: parameters this optimizer steps get param and
         correction split from them (states and step counts unchanged); every
         other entry is loaded by model.load_state_dict."""
-        if self._deferred is not None:
-            raise RuntimeError("flashoptim_kernels: the CUDA optimizer is built at the first step()")
         where = self._locate()
         rest = dict(state_dict)
         for name, p in model.named_parameters():

@@ -4,10 +4,13 @@
 // The Python object over a device_engine (device_engine.cu): CUDA arrays
 // checked here, the engine called with the object's stream. What differs
 // from the CPU object, because device::optimizer keeps one step count on
-// the device and needs every gradient buffer at init: every tensor needs a
-// gradient at construction and at every step (no per-parameter skipping
-// yet), and rebinding a gradient to a new buffer rebuilds the step tables
-// (synchronous; the torch classes keep gradient buffers across steps).
+// the device: a whole step needs every tensor's gradient (no per-parameter
+// skipping). A gradient may be absent when the optimizer is built and
+// unbound again (None) between steps -- what gradient release does: bind,
+// step the tensor, unbind. Rebinding a gradient is a stream-ordered write
+// of the new address into the device tables (no rebuild, no host
+// synchronization), so a fresh gradient buffer every backward costs a few
+// tiny launches.
 #pragma once
 
 #include "binding.hpp"
@@ -38,14 +41,11 @@ class cuda_opt final : public opt_base {
           throw nb::type_error((what + ": param is not a writable array (a torch parameter: pass p.detach())").c_str());
         const array_view pv = view_of(p, elem_, what + " param");
         check_device(pv, what + " param");
-        if (t[1].is_none())
-          throw nb::value_error((what + ": no gradient; on CUDA every tensor needs its gradient buffer when the "
-                                        "optimizer is built (device::optimizer)")
-                                    .c_str());
-        nb::ndarray<nb::ro> gr = grad_array(t[1], pv.size, what);
+        nb::ndarray<nb::ro> gr;
+        if (!t[1].is_none()) gr = grad_array(t[1], pv.size, what);
         optim::param_spec s;
         s.param = pv.data;
-        s.grad = gr.data();
+        s.grad = t[1].is_none() ? nullptr : gr.data();
         s.size = pv.size;
         s.rows = pv.rows;
         s.cols = pv.cols;
@@ -87,13 +87,14 @@ class cuda_opt final : public opt_base {
   }
   void set_grad(std::size_t i, nb::object grad) override {
     check_tensor(i);
-    if (grad.is_none())
-      throw nb::value_error(("set_grad(" + std::to_string(i) + ", None): on CUDA every tensor steps every step "
-                             "(per-parameter skipping is not supported there yet)")
-                                .c_str());
+    if (grad.is_none()) {  // unbound: a whole step refuses until it is bound again
+      check(e_->set_grad(i, nullptr, stream_), "set_grad");
+      grads_[i] = nb::ndarray<nb::ro>();
+      return;
+    }
     nb::ndarray<nb::ro> g = grad_array(grad, e_->tensor_size(i), "tensor " + std::to_string(i));
-    check(e_->set_grad(i, g.data()), "set_grad");
-    grads_[i] = g;
+    check(e_->set_grad(i, g.data(), stream_), "set_grad");
+    grads_[i] = g;  // held: the device reads it later on the stream
   }
   std::vector<std::int64_t> step_counts() const override {
     std::int64_t c = 0;

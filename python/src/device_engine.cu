@@ -78,12 +78,11 @@ class device_impl final : public device_engine {
   status set_lr(std::size_t g, double lr, std::uintptr_t stream) override {
     return opt_.set_lr(g, lr, as_stream(stream));
   }
-  status set_grad(std::size_t i, const void* grad) override {
+  status set_grad(std::size_t i, const void* grad, std::uintptr_t stream) override {
     if (i >= opt_.tensor_count()) return status(status_code::invalid_argument, "tensor %zu is out of range", i);
     if (static_cast<const void*>(opt_.tensors()[i].grad) == grad) return status();
-    FLASHOPTIM_RETURN_IF_ERROR(opt_.set_grad(i, grad));
-    release_ready_ = false;  // the release tables hold gradient pointers too: rebuilt at the next begin_step
-    return status();
+    // the step, release and gradient-pass tables all take the new address
+    return opt_.set_grad(i, grad, as_stream(stream));
   }
   status step(std::uintptr_t stream) override {
     if (opt_.has_grad_pass()) opt_.clear_grad_pass();

@@ -47,9 +47,9 @@ class device_engine {
   /// Keys not given keep their values; an unknown key is an error.
   virtual status set_hyper(std::size_t g, const hyper_values& h, std::uintptr_t stream) = 0;
   virtual status set_lr(std::size_t g, double lr, std::uintptr_t stream) = 0;
-  /// Rebinds tensor i's gradient when the pointer changed (the step tables
-  /// are rebuilt: synchronous); nothing when it is the bound one.
-  virtual status set_grad(std::size_t i, const void* grad) = 0;
+  /// Rebinds tensor i's gradient by a write ordered on `stream` (no
+  /// rebuild); null unbinds it; nothing when it is the bound one.
+  virtual status set_grad(std::size_t i, const void* grad, std::uintptr_t stream) = 0;
   virtual status step(std::uintptr_t stream) = 0;
   /// The gradient pass (set again when cfg changed: that resets the loss
   /// scale), the step, then the control block read back (synchronous).

@@ -294,7 +294,7 @@ def test_cuda_state_dict_round_trip_and_graph_capture():
         oa.step()
     b = copy.deepcopy(a)
     ob = FlashAdamW(b.parameters(), lr=1e-2)
-    set_grads([b], 99)  # gradient buffers exist before load (the CUDA engine is built at the first step)
+    set_grads([b], 99)
     ob.load_state_dict(copy.deepcopy(oa.state_dict()))
     set_grads([a, b], 2)
     oa.step()
@@ -956,12 +956,49 @@ def test_a_decoded_state_dict_of_another_master_is_refused_before_any_write():
 
 
 @needs_cuda_build
-def test_cuda_gradient_release_is_refused_until_the_device_rebinds_without_a_rebuild():
-    # docs/python.md, "What is not done yet": drop this refusal (and this
-    # test) when the CUDA engine rebinds a gradient without a table rebuild
+def test_cuda_gradient_release_equals_the_step():
+    # fresh gradient buffers every backward, each rebound, stepped and
+    # unbound in its hook: the same bytes as the whole step
+    a = model(torch.bfloat16, device="cuda")
+    b = copy.deepcopy(a)
+    oa, ob = FlashAdamW(a.parameters(), lr=1e-2), FlashAdamW(b.parameters(), lr=1e-2)
+    ob.enable_gradient_release()
+    train(a, oa, 3)
+    train(b, ob, 3)
+    assert all(p.grad is None for p in b.parameters())
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.equal(pa.view(torch.int16), pb.view(torch.int16))
+    sa, sb = oa.state_dict()["state"], ob.state_dict()["state"]
+    for k in sa:
+        for key in sa[k]:
+            assert torch.equal(sa[k][key].cpu(), sb[k][key].cpu()), key
+
+
+@needs_cuda_build
+def test_cuda_new_gradient_buffers_every_step_equal_kept_ones():
+    # zero_grad(set_to_none=True) hands the step new buffers: rebinding
+    # them (no rebuild) gives the bytes of the kept buffers
+    a = model(torch.bfloat16, device="cuda")
+    b = copy.deepcopy(a)
+    oa, ob = FlashAdamW(a.parameters(), lr=1e-2), FlashAdamW(b.parameters(), lr=1e-2)
+    for s in range(4):
+        set_grads([a], s)
+        oa.step()
+        oa.zero_grad(set_to_none=False)
+        ob.zero_grad(set_to_none=True)
+        set_grads([b], s)
+        ob.step()
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.equal(pa.view(torch.int16), pb.view(torch.int16))
+
+
+@needs_cuda_build
+def test_cuda_a_missing_gradient_is_refused_by_name():
     m = model(torch.bfloat16, device="cuda")
-    opt = FlashAdamW(m.parameters())
+    opt = FlashAdamW(m.parameters())  # built before any gradient exists
     set_grads([m], 0)
-    opt.step()
-    with pytest.raises(NotImplementedError, match="gradient release on CUDA"):
-        opt.enable_gradient_release()
+    m[0].weight.grad = None
+    before = [p.detach().clone() for p in m.parameters()]
+    with pytest.raises(RuntimeError, match="has no gradient"):
+        opt.step()
+    assert all(torch.equal(x, p) for x, p in zip(before, m.parameters()))
