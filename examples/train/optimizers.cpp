@@ -8,13 +8,11 @@
 // CPU, device::optimizer on the GPU -- allocates the corrections and states
 // in one arena, initializes them from the fp32 weights and steps two
 // parameter groups (decay: matrices and the embedding; no decay: biases).
-// --offload keeps a fraction of the states in pinned host memory, which the
-// device optimizer cannot yet: that path lays out its tensor_refs itself
-// (state_layout) and steps them with one device::offload_plan per group.
+// --offload keeps a fraction of the states in pinned host memory, stepped on
+// CPU threads beside the GPU step: the device optimizer's offload_fraction.
 // Built as CUDA when the toolkit is there (TRAIN_HAS_CUDA), as C++ otherwise.
 #include "optimizers.hpp"
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -26,7 +24,6 @@
 #if TRAIN_HAS_CUDA
 #include <cuda_runtime.h>
 
-#include <flashoptim/device/offload.cuh>
 #include <flashoptim/device/state_init.cuh>
 #include <flashoptim/optim/device_optimizer.cuh>
 #endif
@@ -135,6 +132,7 @@ optimizer_memory from_report(const fo::optim::memory_report& r) {
   m.state_bytes = r.state_code_bytes + r.state_scale_bytes;
   m.grad_bytes = r.grad_bytes;
   m.allocated_bytes = r.param_bytes + r.arena_bytes + r.table_bytes;
+  m.host_bytes = r.host_bytes;  // off-loaded: pinned host arena, parameter copies, staging
   return m;
 }
 
@@ -229,11 +227,7 @@ std::string cuda_message(cudaError_t e, const char* what) {
 struct device_free {
   void operator()(void* p) const { cudaFree(p); }
 };
-struct pinned_free {
-  void operator()(void* p) const { cudaFreeHost(p); }
-};
 using device_block = std::unique_ptr<void, device_free>;
-using pinned_block = std::unique_ptr<void, pinned_free>;
 
 std::string device_alloc(std::int64_t bytes, device_block& out) {
   void* p = nullptr;
@@ -277,8 +271,9 @@ class gpu_optimizer final : public optimizer, gpu_buffers<Config> {
   using base = gpu_buffers<Config>;
 
  public:
-  gpu_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp)
-      : info_(info), hp_(hp), tensors_(tensors), groups_(tensors) {}
+  gpu_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp,
+                double offload)
+      : info_(info), hp_(hp), offload_(offload), tensors_(tensors), groups_(tensors) {}
   std::string allocate() { return base::allocate(tensors_); }
 
   const config_info& info() const override { return info_; }
@@ -302,8 +297,9 @@ class gpu_optimizer final : public optimizer, gpu_buffers<Config> {
       g.push_back(base::grad(i));
       x.push_back(static_cast<const float*>(up[i].get()));
     }
-    return message(opt_.init(make_groups<Config>(tensors_, groups_, hp_, info_.lr_multiplier, p, g, x),
-                             optimizer_options(hp_), nullptr));
+    auto o = optimizer_options(hp_);
+    o.offload_fraction = offload_;  // that part of the state in pinned host memory, stepped on CPU threads
+    return message(opt_.init(make_groups<Config>(tensors_, groups_, hp_, info_.lr_multiplier, p, g, x), o, nullptr));
   }
   void param_to_float(std::size_t i, float* dst) override { base::to_float(i, tensors_[i].size, dst); }
   std::string master_to_float(std::size_t i, float* dst) override {
@@ -325,168 +321,13 @@ class gpu_optimizer final : public optimizer, gpu_buffers<Config> {
  private:
   config_info info_;
   hyper_params hp_;
+  double offload_;
   std::vector<tensor_info> tensors_;
   grouping groups_;
   std::int64_t steps_ = 0;
   fo::device::optimizer<Config> opt_;
 };
 
-// ---------------------------------------------------------------- GPU with --offload: device::offload_plan
-// The device optimizer has no off-load option yet: this path lays out each
-// tensor's correction and states itself (state_layout), in device memory or,
-// for the first tensors of each group (layout::offload_count of the
-// fraction), in pinned host memory, and steps each group with its own
-// offload_plan. The groups, their order and the seeds are the device
-// optimizer's, so the two paths start from the same bytes.
-template <class Config>
-class offload_optimizer final : public optimizer, gpu_buffers<Config> {
-  using base = gpu_buffers<Config>;
-  using P = typename Config::param_type;
-
- public:
-  offload_optimizer(const config_info& info, const std::vector<tensor_info>& tensors, const hyper_params& hp,
-                    double offload)
-      : info_(info), hp_(hp), offload_(offload), tensors_(tensors), groups_(tensors) {}
-
-  /// Allocates every buffer.
-  std::string allocate() {
-    if (auto s = fo::layout::check_offload_fraction(offload_); !s.ok()) return message(s);
-    if (groups_.members.size() > parts_.size()) return "more parameter groups than the off-load path has plans";
-    if (auto e = base::allocate(tensors_); !e.empty()) return e;
-    state_.resize(tensors_.size());
-    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
-      part& pt = parts_[g];
-      std::vector<std::int64_t> sizes;
-      for (const std::size_t i : groups_.members[g]) sizes.push_back(tensors_[i].size);
-      pt.host_count = fo::layout::offload_count(sizes.data(), sizes.size(), offload_);
-      for (std::size_t k = 0; k < groups_.members[g].size(); ++k) {
-        const std::size_t i = groups_.members[g][k];
-        tensor_state& t = state_[i];
-        const std::int64_t n = tensors_[i].size;
-        t.layout = fo::state_layout<Config>::for_size(n);
-        t.host = k < pt.host_count;
-        fo::tensor_ref<Config> d;
-        d.size = n;
-        d.seed = fo::optim::tensor_seed(hp_.seed, groups_.flat[i]);
-        d.param = base::param(i);
-        d.grad = base::grad(i);
-        void* p = nullptr;
-        if (t.host) {
-          if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::size_t>(1, n * sizeof(P)), cudaHostAllocDefault),
-                                    "cudaHostAlloc");
-              !e.empty())
-            return e;
-          t.host_param.reset(p);
-          if (auto e = cuda_message(cudaHostAlloc(&p, std::max<std::int64_t>(1, t.layout.bytes), cudaHostAllocDefault),
-                                    "cudaHostAlloc");
-              !e.empty())
-            return e;
-          t.host_state.reset(p);
-          fo::tensor_ref<Config> h;
-          t.layout.carve(t.host_state.get(), h);
-          h.param = static_cast<P*>(t.host_param.get());
-          t.host_ref = h;
-          pt.host_refs.push_back(h);
-        } else {
-          if (auto e = device_alloc(t.layout.bytes, t.state); !e.empty()) return e;
-          t.layout.carve(t.state.get(), d);
-        }
-        t.ref = d;
-        pt.refs.push_back(d);
-      }
-    }
-    return {};
-  }
-
-  const config_info& info() const override { return info_; }
-  std::string init(const std::vector<std::vector<float>>& w) override {
-    for (std::size_t i = 0; i < tensors_.size(); ++i) {
-      const std::int64_t n = tensors_[i].size;
-      tensor_state& t = state_[i];
-      if (t.host) {  // off-loaded: split on the host, the parameter copied up
-        std::memset(t.host_state.get(), 0, static_cast<std::size_t>(t.layout.bytes));  // before split: it holds the correction
-        if (auto s = c::split<typename Config::master>(w[i].data(), n, t.host_ref.param, t.host_ref.aux); !s.ok())
-          return message(s);
-        if (auto e = cuda_message(cudaMemcpy(t.ref.param, t.host_ref.param, n * sizeof(P), cudaMemcpyHostToDevice), "copy");
-            !e.empty())
-          return e;
-        continue;
-      }
-      device_block x;
-      if (auto e = device_alloc(n * 4, x); !e.empty()) return e;
-      if (auto e = cuda_message(cudaMemcpy(x.get(), w[i].data(), n * 4, cudaMemcpyHostToDevice), "copy"); !e.empty())
-        return e;
-      if (auto s = fo::device::init_tensor_async(static_cast<const float*>(x.get()), t.ref, nullptr); !s.ok())
-        return message(s);
-      if (auto e = cuda_message(cudaDeviceSynchronize(), "init"); !e.empty()) return e;
-    }
-    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
-      part& pt = parts_[g];
-      if (auto s = pt.plan.build(pt.refs.data(), pt.refs.size(), offload_, pt.host_refs.data(), pt.host_refs.size());
-          !s.ok())
-        return "group " + std::to_string(g) + ": " + message(s);
-    }
-    return {};
-  }
-  void param_to_float(std::size_t i, float* dst) override { base::to_float(i, tensors_[i].size, dst); }
-  std::string master_to_float(std::size_t i, float* dst) override {
-    const tensor_state& t = state_[i];
-    const std::int64_t n = tensors_[i].size;
-    if (!t.host)
-      return message(fo::device::reconstruct_async<typename Config::master>(t.ref.param, t.ref.aux, n, dst, nullptr));
-    std::vector<float> x(static_cast<std::size_t>(n));  // off-loaded: the correction is on the host
-    if (auto s = c::reconstruct<typename Config::master>(t.host_ref.param, t.host_ref.aux, n, x.data()); !s.ok())
-      return message(s);
-    return cuda_message(cudaMemcpy(dst, x.data(), n * 4, cudaMemcpyHostToDevice), "copy");
-  }
-  void grad_from_float(std::size_t i, const float* src) override { base::from_float(i, tensors_[i].size, src); }
-  std::string step(double lr, std::int64_t step) override {
-    fo::step_args a;
-    a.step = step;
-    for (std::size_t g = 0; g < groups_.members.size(); ++g) {
-      const auto h = make_hyper<Config>(lr * info_.lr_multiplier, groups_.decays[g] ? hp_.weight_decay : 0.0);
-      if (auto s = parts_[g].plan.step(h, a, nullptr); !s.ok()) return "group " + std::to_string(g) + ": " + message(s);
-    }
-    return {};
-  }
-  /// From the layouts of what allocate() made (no owning optimizer here).
-  optimizer_memory memory() const override {
-    optimizer_memory m;
-    for (const auto& t : state_) {
-      const auto& l = t.layout;
-      const std::int64_t pb = l.size * static_cast<std::int64_t>(sizeof(P));
-      m.params += l.size;
-      m.param_bytes += pb;
-      m.correction_bytes += l.aux_bytes;
-      for (const auto& piece : l.slots) m.state_bytes += piece.code_bytes + piece.scale_bytes;
-      m.grad_bytes += l.size * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
-      m.allocated_bytes += pb + l.bytes;
-      if (t.host) m.host_bytes += (pb + 255) / 256 * 256 + l.bytes;  // the host copy and the states
-    }
-    return m;
-  }
-
- private:
-  struct tensor_state {
-    fo::state_layout<Config> layout;
-    bool host = false;
-    fo::tensor_ref<Config> ref, host_ref;  // device view; host view when off-loaded
-    device_block state;
-    pinned_block host_param, host_state;
-  };
-  struct part {  // one parameter group
-    std::size_t host_count = 0;
-    std::vector<fo::tensor_ref<Config>> refs, host_refs;
-    fo::device::offload_plan<Config> plan;
-  };
-  config_info info_;
-  hyper_params hp_;
-  double offload_;
-  std::vector<tensor_info> tensors_;
-  grouping groups_;
-  std::vector<tensor_state> state_;
-  std::array<part, 2> parts_;  // decay, no decay
-};
 #endif
 
 // ---------------------------------------------------------------- the table
@@ -504,13 +345,7 @@ std::unique_ptr<optimizer> make(const config_info& info, place where, const std:
     return std::make_unique<cpu_optimizer<Config>>(info, tensors, hp);
   }
 #if TRAIN_HAS_CUDA
-  if (offload > 0) {
-    auto o = std::make_unique<offload_optimizer<Config>>(info, tensors, hp, offload);
-    error = o->allocate();
-    if (!error.empty()) return nullptr;
-    return o;
-  }
-  auto o = std::make_unique<gpu_optimizer<Config>>(info, tensors, hp);
+  auto o = std::make_unique<gpu_optimizer<Config>>(info, tensors, hp, offload);
   error = o->allocate();
   if (!error.empty()) return nullptr;
   return o;
