@@ -3,16 +3,27 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # The whole GPU round on a machine with H200s, from executables built
-# elsewhere (tools/stage_device_bin.sh collects them into one folder):
+# elsewhere (tools/stage_device_bin.sh collects them into one folder) or
+# there (the build stage; executables built on a machine with another CUDA
+# driver may refuse to start: "CUDA driver version is insufficient"):
+#   build   configures the release preset with benchmarks into $WORK/build
+#           and builds every GPU test, benchmark and example; BIN then
+#           points at the executables it made
 #   tests   every GPU test (GPU == CPU bit for bit, off-load, shards on one
 #           GPU), compute-sanitizer memcheck and racecheck on small cases,
 #           and the demo
+#   python  the Python package with its CUDA half (pip wheel, no build
+#           isolation: the machine has no network), python/tests under
+#           pytest, and the GPT quality run's gradient-release
+#           configuration and step timing (python/bench/gpt_quality.py;
+#           the paper's package is imported from $PAPER_SITE when set)
 #   bench   the step benchmarks with torch's fused AdamW beside them
 #           (BENCHMARKS.md) and the off-load benchmark
 #   shard   tools/shard_device_round.sh: the NCCL example on every GPU
 #   ncu     Nsight Compute counters of one default AdamW step (tuning)
 #
 #   BIN=<staged executables> OUT=<log folder> tools/device_round.sh tests bench shard
+#   OUT=<log folder> tools/device_round.sh build tests python ncu
 #
 # Each stage packs its logs into $OUT/<stage>.tgz and a summary into
 # $OUT/<stage>.txt as soon as it ends (a run cut short still returns what
@@ -68,7 +79,19 @@ do_tests() {
   run huge 120 test_gpu_huge
   run offload 300 test_gpu_offload
   run shard_gpu 200 test_shard_gpu
+  run extension 200 test_gpu_extension
+  run grad_pass 200 test_gpu_grad_pass
+  run optimizer 200 test_gpu_optimizer
+  run optimizer_io 200 test_gpu_optimizer_io
+  run optimizer_offload 300 test_gpu_optimizer_offload
+  run fp8_param 200 test_gpu_fp8_param
+  run fp8_step 300 test_gpu_fp8_step
   run demo 120 flashoptim_demo
+  run example_groups_graph 60 flashoptim_example_groups_graph
+  run example_offload_gpu 60 flashoptim_example_offload_gpu
+  run train_gpu 150 flashoptim_train --device gpu --out "$WORK/tests/train"
+  run train_check 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check
+  run train_check_offload 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check --offload 0.5
   wait $ex
   sanitize memcheck_parity memcheck test_gpu_step_parity -tc="N = 0*,many tensors*,parity adamw_default"
   sanitize memcheck_inputs memcheck test_gpu_step_inputs -tc="skip*,device inputs*,bad inputs*,gradient statistics*"
@@ -76,6 +99,8 @@ do_tests() {
   sanitize racecheck_parity racecheck test_gpu_step_parity -tc="parity adamw_default"
   sanitize memcheck_offload memcheck test_gpu_offload -tc="*bad inputs*,*changed tensors*"
   sanitize memcheck_memory_kinds memcheck test_gpu_step_inputs -tc="buffers the device cannot read*"
+  sanitize memcheck_optimizer memcheck test_gpu_optimizer_offload -tc="*rebinds*,*init without gradients*"
+  sanitize memcheck_fp8_step memcheck test_gpu_fp8_step -tc="*one tensor*"
   grep -E "^(C5|GPU|demo)|GPU:|bit" "$WORK/tests/demo.log" | tail -5 >> "$SUMMARY"
   stage_end
 }
@@ -127,8 +152,46 @@ do_ncu() {
   stage_end
 }
 
+do_build() {
+  stage_begin build
+  local start=$SECONDS
+  cmake --preset release -B "$WORK/build" -DFLASHOPTIM_BUILD_BENCHMARKS=ON > "$WORK/build/configure.log" 2>&1
+  cmake --build "$WORK/build" -j "$(nproc)" -- -k 0 > "$WORK/build/build.log" 2>&1
+  note "build: rc=$? ($((SECONDS - start)) s)"
+  grep -m10 -B2 " error" "$WORK/build/build.log" >> "$SUMMARY"
+  mkdir -p "$WORK/bin"
+  find "$WORK/build" -type f -perm -u+x \( -name 'test_*' -o -name 'bench_*' -o -name 'flashoptim_*' \) \
+    -exec cp {} "$WORK/bin/" \;
+  BIN=$WORK/bin
+  stage_end
+}
+
+do_python() {
+  stage_begin python
+  local start=$SECONDS d=$WORK/python
+  CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} python3 -m pip wheel -v --no-build-isolation --no-deps -w "$d/wheel" \
+    -C build-dir="$d/skbuild" . > "$d/wheel.log" 2>&1
+  note "wheel: rc=$? ($((SECONDS - start)) s)"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --no-deps --force-reinstall "$d"/wheel/*.whl > "$d/install.log" 2>&1
+  start=$SECONDS
+  (cd /tmp && timeout 300 python3 -m pytest -q -rs "$OLDPWD/python/tests") > "$d/pytest.log" 2>&1
+  note "pytest: rc=$? ($((SECONDS - start)) s) $(tail -1 "$d/pytest.log")"
+  start=$SECONDS
+  PYTHONPATH=${PAPER_SITE:-} PYTHONUNBUFFERED=1 timeout 400 python3 python/bench/gpt_quality.py run --seeds 0,1,2,3 \
+    --configs flash_release --out "$d/gpt" > "$d/gpt_release.log" 2>&1
+  note "gpt flash_release, 4 seeds: rc=$? ($((SECONDS - start)) s)"
+  start=$SECONDS
+  PYTHONPATH=${PAPER_SITE:-} PYTHONUNBUFFERED=1 timeout 300 python3 python/bench/gpt_quality.py time --out "$d/gpt" \
+    > "$d/gpt_time.log" 2>&1
+  note "gpt step timing: rc=$? ($((SECONDS - start)) s)"
+  grep -v "^  " "$d/gpt_release.log" "$d/gpt_time.log" | tail -12 >> "$SUMMARY"
+  stage_end
+}
+
 for s in "$@"; do
   case $s in
+    build) do_build ;;
+    python) do_python ;;
     tests) do_tests ;;
     ncu) do_ncu ;;
     bench) do_bench ;;
