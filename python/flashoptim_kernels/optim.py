@@ -393,6 +393,17 @@ class _FlashOptimizer(torch.optim.Optimizer):
         if set_to_none is None:
             set_to_none = self._device.type != "cuda"
         super().zero_grad(set_to_none=set_to_none)
+        if set_to_none and self._device.type == "cuda":
+            # the engines (their DLPack views) and the steady-state cache
+            # still hold the old gradients: drop them, or the memory stays
+            # allocated through the next backward (twice the gradients).
+            # Unbinding writes nothing to the device; the next step binds
+            # the new buffers.
+            for engine, order in self._engines:
+                for i in range(len(order)):
+                    engine.set_grad(i, None)
+            self._bound = {}
+            self._seen_grads = {}
 
     def _sync_hypers(self, force=False):
         for g, group in enumerate(self.param_groups):
@@ -420,33 +431,42 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                        f"{engine.tensor_count} parameters got a gradient in this backward; "
                                        "every parameter needs one")
             return loss
-        self._sync_hypers()
         cuda = self._device.type == "cuda"
         stream = torch.cuda.current_stream(self._device).cuda_stream if cuda else 0
-        for engine, order in self._engines:
-            if cuda:
-                # the step runs on the current stream (and is captured there by torch.cuda.graph)
+        if cuda:
+            # every parameter of every engine checked before any engine steps
+            # (one engine per dtype: a refusal after the first stepped would
+            # leave a half-written step)
+            for engine, order in self._engines:
+                for p in order:
+                    if p.grad is None:
+                        raise RuntimeError(f"flashoptim_kernels: a CUDA parameter ({tuple(p.shape)}, {p.dtype}) "
+                                           "has no gradient: on CUDA every parameter needs one at every step() "
+                                           "(the device optimizer keeps one step count, so it cannot skip a "
+                                           "parameter as torch does; CPU parameters are skipped)")
+            for engine, _ in self._engines:
+                # the step runs on the current stream (and is captured there
+                # by torch.cuda.graph); set first, so the lr writes of
+                # _sync_hypers are ordered before the step on the same stream
                 engine.set_stream(stream)
+        self._sync_hypers()
+        for engine, order in self._engines:
             bound = self._bound.setdefault(id(engine), {})
             try:
                 grads = [p.grad for p in order]
-                if cuda and any(g is None for g in grads):
-                    k = next(k for k, g in enumerate(grads) if g is None)
-                    raise RuntimeError(f"flashoptim_kernels: a CUDA parameter ({tuple(order[k].shape)}, "
-                                       f"{order[k].dtype}) has no gradient: on CUDA every parameter needs one at "
-                                       "every step() (the device optimizer keeps one step count, so it cannot skip "
-                                       "a parameter as torch does; CPU parameters are skipped)")
-                if cuda and self._seen_grads.get(id(engine)) is not None and all(
-                        g is h for g, h in zip(grads, self._seen_grads[id(engine)])):
+                seen = self._seen_grads.get(id(engine)) if cuda else None
+                if seen is not None and all(g is h and g.data_ptr() == a for g, (h, a) in zip(grads, seen)):
                     # the steady state: every parameter holds the gradient
-                    # tensor of the last step (zero_grad kept the buffers),
-                    # so nothing is rebound: no per-tensor address reads
+                    # tensor of the last step at the same address (zero_grad
+                    # kept the buffers), so nothing is rebound. The address
+                    # is compared too: p.grad.set_(...) or p.grad.data = ...
+                    # moves the same tensor object to other memory
                     pass
                 else:
                     self._seen_grads.pop(id(engine), None)
                     self._rebind(engine, order, bound)
                     if cuda:
-                        self._seen_grads[id(engine)] = grads
+                        self._seen_grads[id(engine)] = [(g, g.data_ptr()) for g in grads]
                 if self._check_numerics:
                     out = engine.step_grad_pass(math.inf, {"enabled": False}, {})
                     if out["skip"]:
@@ -507,16 +527,27 @@ class _FlashOptimizer(torch.optim.Optimizer):
                 lambda param, k=k, i=i: me()._release_step(me()._engines[k][0], i, param)))
 
     def _release_step(self, engine, i, p):
+        cuda = self._device.type == "cuda"
+        if cuda:
+            # before _sync_hypers: its lr writes go to each engine's stream,
+            # which must be the one this tensor steps on
+            stream = torch.cuda.current_stream(self._device)
+            for e in ([engine] if engine.in_release_step else [e for e, _ in self._engines]):
+                e.set_stream(stream.cuda_stream)
         if not engine.in_release_step:
             self._sync_hypers()
             engine.begin_step()
             self._released[id(engine)] = 0
-        if self._device.type == "cuda":
-            engine.set_stream(torch.cuda.current_stream(self._device).cuda_stream)
         with torch.no_grad():
             engine.set_grad(i, p.grad.detach())
             engine.step_tensor(i)
             engine.set_grad(i, None)
+            if cuda:
+                # the step kernel queued on `stream` still reads the
+                # gradient freed below: the caching allocator must not hand
+                # its memory out before that kernel is done when the
+                # gradient was allocated on another stream
+                p.grad.record_stream(stream)
         self._bound.get(id(engine), {}).pop(i, None)
         self._seen_grads.pop(id(engine), None)
         p.grad = None

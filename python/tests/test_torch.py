@@ -1002,3 +1002,57 @@ def test_cuda_a_missing_gradient_is_refused_by_name():
     with pytest.raises(RuntimeError, match="has no gradient"):
         opt.step()
     assert all(torch.equal(x, p) for x, p in zip(before, m.parameters()))
+
+
+@needs_cuda_build
+def test_cuda_gradient_storage_swapped_in_place_is_rebound():
+    # p.grad.set_(...) keeps the tensor object and moves it to other memory:
+    # the steady-state check compares addresses too, so the step reads the
+    # new buffer (not the old one, which the engine still held alive)
+    a = model(torch.bfloat16, device="cuda")
+    b = copy.deepcopy(a)
+    oa, ob = FlashAdamW(a.parameters(), lr=1e-2), FlashAdamW(b.parameters(), lr=1e-2)
+    for s in range(3):
+        set_grads([a], s)
+        for p in b.parameters():  # a new buffer in the same tensor object; the old one keeps step s - 1's values
+            if s == 1:
+                p.grad.set_(p.grad.clone())
+            elif s == 2:
+                p.grad.data = p.grad.clone()  # .data = swaps the storage as well
+        set_grads([b], s)  # step s's values into the new buffers
+        oa.step()
+        ob.step()
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.equal(pa.view(torch.int16), pb.view(torch.int16))
+
+
+@needs_cuda_build
+def test_cuda_zero_grad_set_to_none_frees_the_gradients():
+    # the engine's views and the steady-state cache let go of the gradients
+    m = model(torch.bfloat16, device="cuda")
+    opt = FlashAdamW(m.parameters(), lr=1e-2)
+    for s in range(2):
+        set_grads([m], s)
+        opt.step()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in m.parameters())
+    opt.zero_grad(set_to_none=True)
+    assert all(p.grad is None for p in m.parameters())
+    assert before - torch.cuda.memory_allocated() >= grad_bytes
+    set_grads([m], 2)  # new buffers: bound at the next step
+    opt.step()
+
+
+@needs_cuda_build
+def test_cuda_a_missing_gradient_of_another_dtype_writes_nothing():
+    # one engine per dtype: every engine's gradients are checked before any steps
+    m = torch.nn.Sequential(torch.nn.Linear(16, 8).to(torch.bfloat16), torch.nn.Linear(8, 4)).cuda()
+    opt = FlashAdamW(m.parameters(), lr=1e-2)
+    for p in m.parameters():
+        p.grad = torch.ones_like(p)
+    m[1].bias.grad = None
+    before = [p.detach().clone() for p in m.parameters()]
+    with pytest.raises(RuntimeError, match="has no gradient"):
+        opt.step()
+    assert all(torch.equal(x, p) for x, p in zip(before, m.parameters()))
