@@ -215,6 +215,9 @@ int main(int argc, char** argv) {
                                                                      max_threads);
   add<step_config<rule::adamw, c::native<float>, float, p::fp32, p::fp32>>("adamw_fp32", n, max_threads);
   add<step_config<rule::adamw, c::native<bf16>, bf16, p::bf16, p::bf16>>("adamw_bf16_bf16_states", n, max_threads);
+  add<step_config<rule::adamw, ulp8, bf16, p::fp8_momentum, p::fp8_second_moment>>("adamw_bf16_ulp8_fp8_states", n,
+                                                                                  max_threads);
+  add<step_config<rule::adamw, ulp8, bf16, p::fp16_sr, p::fp16_sr>>("adamw_bf16_ulp8_fp16_sr_states", n, max_threads);
   add<step_config<rule::adam, ulp8, bf16, dm, dv>>("adam_bf16_ulp8_default_states", n, max_threads);
   add<step_config<rule::lion, ulp8, bf16, dm>>("lion_bf16_ulp8_default_momentum", n, max_threads);
   add<step_config<rule::sgd, ulp8, bf16, dm>>("sgd_momentum_bf16_ulp8_default_momentum", n, max_threads);
