@@ -7,7 +7,9 @@
 // 1-D, 1 x 128 and 128 x 128 blocks on shapes that are not multiples of 128,
 // three master modes, plain and power-of-two scales, non-finite elements;
 // aligned (vector loads and stores) and misaligned buffers; every tensor of
-// a list in one launch; and not a byte written past any buffer (sentinels).
+// a list in one launch, on one block per tile and on grids of 1 and 3 blocks
+// (each block walking tiles of both kinds); and not a byte written past any
+// buffer (sentinels).
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
@@ -150,24 +152,31 @@ TEST_CASE("gpu fp8 params: every tensor of a list in one launch, empty tensors a
   shapes.insert(shapes.begin() + 3, fp8_shape_1d(0));
   shapes.push_back(fp8_shape_2d(0, 300, fp8_block_kind::tile_128x128));
   shapes.push_back(fp8_shape_2d(5, 0, fp8_block_kind::row_1x128));
-  std::vector<std::unique_ptr<case_buffers<M, fp8_e4m3>>> bufs;
-  std::vector<fp8_param_ref<M, fp8_e4m3>> refs;
-  for (std::size_t k = 0; k < shapes.size(); ++k) {
-    bufs.push_back(std::make_unique<case_buffers<M, fp8_e4m3>>(shapes[k], fp8_model::values(shapes[k], 500 + k, true),
-                                                               k % 3 == 1));
-    refs.push_back(bufs.back()->gpu_ref());
-  }
-  kernel::fp8_param_plan<M, fp8_e4m3> plan;
-  REQUIRE(plan.build(refs.data(), refs.size()).ok());
-  cudaStream_t stream;
-  GPU_CHECK(cudaStreamCreate(&stream));
-  REQUIRE(plan.write_async({}, stream).ok());
-  REQUIRE(plan.write_async({}, stream).ok());  // twice: the same bytes (a function of the master)
-  GPU_CHECK(cudaStreamSynchronize(stream));
-  GPU_CHECK(cudaStreamDestroy(stream));
-  for (std::size_t k = 0; k < shapes.size(); ++k) {
-    CAPTURE(fp8_model::describe(shapes[k]));
-    bufs[k]->check();
+  // grid 0: one CUDA block per tile; 1 and 3: each block walks many tiles of
+  // both kinds, interior and edge, reusing its shared amax slots (fresh
+  // buffers each time, so a tile no block writes keeps its sentinels).
+  for (int grid : {0, 1, 3}) {
+    CAPTURE(grid);
+    std::vector<std::unique_ptr<case_buffers<M, fp8_e4m3>>> bufs;
+    std::vector<fp8_param_ref<M, fp8_e4m3>> refs;
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      bufs.push_back(std::make_unique<case_buffers<M, fp8_e4m3>>(
+          shapes[k], fp8_model::values(shapes[k], 500 + k, true), k % 3 == 1));
+      refs.push_back(bufs.back()->gpu_ref());
+    }
+    kernel::fp8_param_plan<M, fp8_e4m3> plan;
+    REQUIRE(plan.build(refs.data(), refs.size()).ok());
+    plan.set_grid(grid);
+    cudaStream_t stream;
+    GPU_CHECK(cudaStreamCreate(&stream));
+    REQUIRE(plan.write_async({}, stream).ok());
+    REQUIRE(plan.write_async({}, stream).ok());  // twice: the same bytes (a function of the master)
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    GPU_CHECK(cudaStreamDestroy(stream));
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      CAPTURE(fp8_model::describe(shapes[k]));
+      bufs[k]->check();
+    }
   }
 }
 

@@ -285,7 +285,8 @@ class fp8_param_plan {
   status write_async(const fp8_param_options& options, cudaStream_t stream) const {
     if (table_ == nullptr) return status(status_code::invalid_argument, "fp8_param_plan: write before build");
     if (tiles_ == 0) return status();
-    const std::int64_t max_grid = std::int64_t{1} << 20;  // grid-stride beyond
+    // grid-stride beyond 2^20 blocks (or beyond set_grid's cap)
+    const std::int64_t max_grid = grid_cap_ > 0 ? grid_cap_ : std::int64_t{1} << 20;
     const unsigned grid = static_cast<unsigned>(tiles_ < max_grid ? tiles_ : max_grid);
     fp8_param_kernel<Master, F8><<<grid, fp8_threads, 0, stream>>>(entries_, prefix_, count_, options.pow2_scales);
     const cudaError_t err = cudaGetLastError();
@@ -295,6 +296,11 @@ class fp8_param_plan {
   }
 
   std::int64_t tiles() const { return tiles_; }
+  /// At most `blocks` CUDA blocks per launch (0: one per tile up to 2^20),
+  /// each then walking several tiles: the bytes do not depend on it (tests
+  /// show it on a list mixing both block kinds, so that one CUDA block
+  /// writes 1 x 128 and 128 x 128 tiles in turn through its shared memory).
+  void set_grid(int blocks) { grid_cap_ = blocks > 0 ? blocks : 0; }
 
  private:
   void release() {
@@ -310,12 +316,14 @@ class fp8_param_plan {
     std::swap(prefix_, o.prefix_);
     std::swap(count_, o.count_);
     std::swap(tiles_, o.tiles_);
+    std::swap(grid_cap_, o.grid_cap_);
   }
   void* table_ = nullptr;
   const fp8_table_entry<Master, F8>* entries_ = nullptr;
   const std::int64_t* prefix_ = nullptr;
   std::int64_t count_ = 0;
   std::int64_t tiles_ = 0;
+  int grid_cap_ = 0;
 };
 
 }  // namespace flashoptim::kernel
