@@ -11,15 +11,17 @@
 // e5m2, plain and power-of-two scales, 1-D sizes around and between
 // multiples of 128 (partial last blocks), 2-D row_1x128 shapes, a zero
 // block, non-finite masters, a tensor without an FP8 copy in the list,
-// misaligned FP8 values (scalar stores), four step policies (unit runs
-// staged and not, element-wise tiles, 4 and 16 elements per thread), three
-// master modes, grids of 1 and 7 blocks, device inputs, three parameter
-// groups in one launch, several steps. A
-// skipped step (host flag or device flag) writes no byte; bad outputs are
+// misaligned FP8 values (scalar stores), misaligned parameters (no vector
+// path: whole units as element-wise tiles), five step policies (unit runs
+// staged and not, range-checked, element-wise tiles, 4 and 16 elements per
+// thread), three master modes, grids of 1 and 7 blocks, device inputs, three
+// parameter groups in one launch, several steps. A skipped step (host flag
+// or device flag) or an invalid device value writes no byte; bad outputs are
 // refused before anything is written.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -134,6 +136,9 @@ typename Config::hyper hyper_for() {
 struct run_options {
   bool pow2 = false;
   bool misalign = false;
+  /// Parameters 1 element off their vector alignment: no tensor takes the
+  /// vector path, whole units step as element-wise tiles.
+  bool misalign_params = false;
   bool non_finite = false;
   bool device_inputs = false;
   int grid = 0;  ///< 0: the plan's
@@ -151,14 +156,17 @@ template <class Config, class F8, class Policy = typename tuning::default_step_p
 void check_fused(const std::vector<tensor_case>& cases, const run_options& ro, std::uint64_t seed) {
   CAPTURE(ro.pow2);
   CAPTURE(ro.misalign);
+  CAPTURE(ro.misalign_params);
   CAPTURE(ro.non_finite);
   CAPTURE(ro.device_inputs);
   CAPTURE(ro.grid);
   std::vector<std::int64_t> sizes;
   for (const auto& c : cases) sizes.push_back(c.size);
   tensor_set<Config> a, b;  // a: the CPU reference (host), b: the fused step (device)
-  a.allocate(sizes);
-  b.allocate(sizes);
+  std::array<int, s_count> mis{};
+  if (ro.misalign_params) mis[s_param] = static_cast<int>(sizeof(typename Config::param_type));
+  a.allocate(sizes, mis);
+  b.allocate(sizes, mis);
   testdata::generator ga(seed), gb(seed);
   a.init(ga);
   b.init(gb);
@@ -306,6 +314,10 @@ TEST_CASE("fused fp8 step: non-finite masters, misaligned values, grids, device 
   ro = {};
   ro.misalign = true;
   check_fused<C, fp8_e4m3>(mixed_list(), ro, 303);
+  ro = {};
+  ro.misalign_params = true;  // whole units as element-wise tiles (the unit runs take no tensor)
+  check_fused<C, fp8_e4m3>(mixed_list(), ro, 312);
+  check_fused<C, fp8_e4m3, tuning::previous_step_policy>(mixed_list(), ro, 313);
   for (int grid : {1, 7}) {
     ro = {};
     ro.grid = grid;
@@ -330,6 +342,10 @@ TEST_CASE("fused fp8 step: other step policies (element-wise tiles, unstaged run
                                                                                                    403);
   check_fused<C, fp8_e4m3, tuning::step_policy<128, 16, 2, true, true, true, true, true, false, 3>>(mixed_list(), ro,
                                                                                                     404);
+  // Range-checked runs: a warp whose check fails redoes its tile, and the
+  // FP8 copy is written from the redone master.
+  check_fused<C, fp8_e4m3, tuning::step_policy<256, 8, 2, true, true, true, true, true, true, 3>>(mixed_list(), ro,
+                                                                                                   406);
   ro.misalign = true;
   check_fused<C, fp8_e4m3, tuning::previous_step_policy>(mixed_list(), ro, 405);
 }
@@ -342,7 +358,7 @@ TEST_CASE("fused fp8 step: fp32 and exact-split masters") {
   check_fused<tc::adamw_exact, fp8_e5m2>(mixed_list(), ro, 502);
 }
 
-TEST_CASE("fused fp8 step: a skipped step (host or device flag) writes no byte") {
+TEST_CASE("fused fp8 step: a skipped step (host or device flag) or an invalid device value writes no byte") {
   using C = tc::adamw_default;
   const auto cases = mixed_list();
   std::vector<std::int64_t> sizes;
@@ -370,7 +386,25 @@ TEST_CASE("fused fp8 step: a skipped step (host or device flag) writes no byte")
   in.skip = d_skip;
   a.skip = false;
   STATUS_OK(plan.step_async(h, a, in, fp8_param_options{}, nullptr));
+  // An invalid device value (a negative lr): the error flag, no byte written.
+  double* d_lr = nullptr;
+  std::int32_t* d_error = nullptr;
+  GPU_CHECK(cudaMalloc(&d_lr, sizeof(double)));
+  GPU_CHECK(cudaMalloc(&d_error, sizeof(std::int32_t)));
+  const double bad_lr = -1.0;
+  const std::int32_t zero = 0;
+  GPU_CHECK(cudaMemcpy(d_lr, &bad_lr, sizeof bad_lr, cudaMemcpyHostToDevice));
+  GPU_CHECK(cudaMemcpy(d_error, &zero, sizeof zero, cudaMemcpyHostToDevice));
+  device::device_inputs bad;
+  bad.lr = d_lr;
+  bad.error = d_error;
+  STATUS_OK(plan.step_async(h, a, bad, fp8_param_options{}, nullptr));
   GPU_CHECK(cudaDeviceSynchronize());
+  std::int32_t error = 0;
+  GPU_CHECK(cudaMemcpy(&error, d_error, sizeof error, cudaMemcpyDeviceToHost));
+  CHECK(error == 1);
+  cudaFree(d_lr);
+  cudaFree(d_error);
   cudaFree(d_skip);
   std::string where;
   const bool same = b.same(where);  // the device bytes are still the host's initial ones
