@@ -454,6 +454,7 @@ TEST_CASE("offload: the memory report's host and device parts add up") {
       CHECK(r.host_bytes == 0);
       CHECK(r.host_arena_bytes == 0);
     } else {
+      // each buffer holds the largest chunk: offload_chunk_elements here (tensor 0 is off-loaded, 4096 elements)
       const std::int64_t staging = o.offload_staging_buffers * o.offload_chunk_elements *
                                    static_cast<std::int64_t>(sizeof(C::grad_type));
       const std::int64_t scalars = 256 + 2 * static_cast<std::int64_t>(sizeof(double));  // two groups' lrs
@@ -464,6 +465,34 @@ TEST_CASE("offload: the memory report's host and device parts add up") {
     if (fraction == 1.0) CHECK(r.host_arena_bytes == r.arena_bytes);
     CHECK(r.device_bytes() == r.arena_bytes - r.host_arena_bytes + r.table_bytes);
     CHECK(r.to_string().find(fraction > 0 ? "pinned host" : "parameters") != std::string::npos);
+  }
+}
+
+TEST_CASE("offload: a chunk size beyond every tensor (one chunk each) sizes the staging by the largest chunk") {
+  // 2^62 fp32 elements are 2^64 bytes: the product wrapped to a 1-byte
+  // staging buffer that the gradient copies overran
+  using C = tc::adamw_fp32_native;
+  model<C> ma(141), mb(141);
+  auto o = options(0.5);
+  o.offload_chunk_elements = std::int64_t{1} << 62;
+  device::optimizer<C> ref, opt;
+  STATUS_OK(ref.init(ma.groups(), options(0.0)));
+  STATUS_OK(opt.init(mb.groups(), o));
+  REQUIRE(opt.host_tensor_count() == 7u);  // tensor 6 (27811 elements) is the largest off-loaded one
+  std::int64_t param_copies = 0;
+  for (std::size_t i = 0; i < opt.host_tensor_count(); ++i)
+    param_copies += (sizes[i] * static_cast<std::int64_t>(sizeof(C::param_type)) + 255) / 256 * 256;
+  const std::int64_t staging = o.offload_staging_buffers * 27811 * static_cast<std::int64_t>(sizeof(C::grad_type));
+  const optim::memory_report r = opt.memory();
+  CHECK(r.host_bytes == r.host_arena_bytes + param_copies + staging + 256 + 2 * 8);  // + the scalars, two lrs
+  testdata::generator gen(142);
+  for (int step = 1; step <= 3; ++step) {
+    ma.new_grads(gen);
+    mb.hg = ma.hg;
+    mb.upload(mb.dg);
+    STATUS_OK(ref.step_async(nullptr));
+    STATUS_OK(opt.step_async(nullptr));
+    require_same<C>(opt, ref, "one chunk per tensor");
   }
 }
 
@@ -519,6 +548,22 @@ TEST_CASE("offload: bad options are refused; the CPU part is not capturable") {
   o.offload_threads = -1;
   CHECK_FALSE(opt.init(m.groups(), o).ok());
   CHECK_FALSE(opt.initialized());
+  // an off-loaded tensor's gradient over a parameter the step writes:
+  // refused as a GPU tensor's is (its gradient is not in any step table)
+  for (const double fraction : {0.0, 0.5}) {
+    CAPTURE(fraction);
+    std::vector<C::grad_type*> grads(m.dg);
+    grads[1] = reinterpret_cast<C::grad_type*>(m.dp[0]);  // tensor 1 (33 elements, off-loaded at 0.5) over tensor 0's param
+    CHECK(opt.init(m.groups(&grads), options(fraction)).code() == status_code::aliasing);
+    CHECK_FALSE(opt.initialized());
+  }
+  {  // a GPU tensor's parameter inside an off-loaded tensor's: two parts, one list
+    auto groups = m.groups();
+    REQUIRE(groups[1].params[3].size == sizes[7]);
+    groups[1].params[3].param = m.dp[0];  // tensor 7 (GPU at 0.5) over tensor 0's first element
+    CHECK(opt.init(groups, options(0.5)).code() == status_code::aliasing);
+    CHECK_FALSE(opt.initialized());
+  }
   STATUS_OK(opt.init(m.groups(), options(0.5)));
   cudaStream_t stream;
   GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

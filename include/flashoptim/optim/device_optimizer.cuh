@@ -484,7 +484,7 @@ class optimizer {
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), ctl, stream));
     if (!pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(launch_steps(nullptr, nullptr, stream));
     else FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&control_->control.multiplier, &control_->control.skip, stream));
-    if (host_) return host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, stream);
+    if (host_) return host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, true, stream);
     return status();
   }
   /// One step whose multiplier and skip flag come from a gradient pass run
@@ -502,7 +502,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), shared, stream));
     FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&shared->multiplier, &shared->skip, stream));
-    if (host_) return host_run(0, host_->chunks.size(), true, 1.0, stream);
+    if (host_) return host_run(0, host_->chunks.size(), true, 1.0, true, stream);
     return status();
   }
 
@@ -538,6 +538,10 @@ class optimizer {
     if (!std::isfinite(inv_grad_scale) || !(inv_grad_scale > 0.0))
       return status(status_code::invalid_argument, "begin_step: gradient multiplier %g is not finite and positive",
                     inv_grad_scale);
+    // the off-loaded tensors' host copies are rewritten by this step's CPU
+    // part: the last step's copies of them back must be done (host_run)
+    if (host_) FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(host_->h2d),
+                                                               "begin_step: the last parameter copies"));
     releasing_ = true;
     release_multiplier_ = inv_grad_scale;
     stepped_.assign(tensors_.size(), 0);
@@ -564,7 +568,7 @@ class optimizer {
       FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_tensor_async"));
       const std::size_t b = host_->tensor_chunk[i], e = host_->tensor_chunk[i + 1];
       FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(b, e, nullptr, stream));
-      FLASHOPTIM_RETURN_IF_ERROR(host_run(b, e, false, release_multiplier_, stream));
+      FLASHOPTIM_RETURN_IF_ERROR(host_run(b, e, false, release_multiplier_, false, stream));
     } else {
       FLASHOPTIM_RETURN_IF_ERROR(release_plans_[i].step_async(flat_.hypers[g], a, in, stream));
     }
@@ -698,12 +702,19 @@ class optimizer {
     }
     FLASHOPTIM_RETURN_IF_ERROR(build_plans(tensors_, plans_));  // validates the GPU part's views and their memory
     FLASHOPTIM_RETURN_IF_ERROR(check_host_part());               // the off-loaded part's
+    // Each plan checked its own tensors, check_host_part the off-loaded
+    // views with their host parameter copies: buffers of two plans (more
+    // than max_step_groups groups), or a device parameter of an off-loaded
+    // tensor and one of a GPU tensor, may still overlap. The whole list
+    // once, without gradients (index_written needs disjoint spans)...
+    FLASHOPTIM_RETURN_IF_ERROR(validate_tensor_list(tensors_.data(), tensors_.size(), /*with_grad=*/false));
     index_slots();
     index_written();
     unbound_ = unbound;
-    if (unbound > 0) {
-      // the plans checked each bound gradient against its own tensor's
-      // buffers only: against every other written buffer here (set_grad's check)
+    {
+      // ...and every bound gradient against every written buffer
+      // (set_grad's check): the plans checked one only against its own
+      // tensor's buffers with one unbound, and an off-loaded tensor's not at all
       for (std::size_t i = 0; i < tensors_.size(); ++i)
         if (tensors_[i].size > 0 && tensors_[i].grad != nullptr)
           FLASHOPTIM_RETURN_IF_ERROR(check_grad_aliasing(
@@ -761,6 +772,7 @@ class optimizer {
     grad_control control;
   };
   static constexpr std::size_t host_lr_offset = 256;
+  static_assert(sizeof(host_scalars) <= host_lr_offset, "the step scalars overlap the lrs");
   /// Pinned memory, streams and events of the off-loaded part; held by
   /// pointer, so the views into it survive a move of the optimizer.
   struct host_part {
@@ -871,7 +883,13 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming), "off-load event"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&h->copied_out, cudaEventDisableTiming), "off-load event"));
     if (!h->chunks.empty()) {
-      h->staging_bytes = static_cast<std::size_t>(options_.offload_chunk_elements) * sizeof(typename Config::grad_type);
+      // Each buffer holds the largest chunk made, not offload_chunk_elements:
+      // a huge setting ("one chunk per tensor") would overflow the product
+      // (a wrapped, tiny buffer the copies then overrun) and pin memory no
+      // chunk uses; chunk counts are tensor sizes, whose bytes fit.
+      std::int64_t most = 0;
+      for (const host_chunk& c : h->chunks) most = std::max(most, c.count);
+      h->staging_bytes = static_cast<std::size_t>(most) * sizeof(typename Config::grad_type);
       for (int b = 0; b < options_.offload_staging_buffers; ++b) {
         unsigned char* p = nullptr;
         FLASHOPTIM_RETURN_IF_ERROR(pinned(h->staging_bytes, p, "gradient staging"));
@@ -1005,16 +1023,29 @@ class optimizer {
   /// gradients land and queues their parameters' copy back; `stream` waits
   /// for those copies. The multiplier and skip flag are the copied
   /// control's (from_control) or `multiplier` and no skip.
-  status host_run(std::size_t b, std::size_t e, bool from_control, double multiplier, cudaStream_t stream) const {
+  status host_run(std::size_t b, std::size_t e, bool from_control, double multiplier, bool wait_last_copies,
+                  cudaStream_t stream) const {
     if (b == e) return status();
     host_part& h = *host_;
     auto cuda = [](cudaError_t x, const char* what) { return detail::cuda_status(x, what); };
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventSynchronize(h.ready), "off-load: the step's scalars"));
+    // The last step's parameter copies back read the host copies the CPU
+    // is about to rewrite. `ready` covers them only when that step ran on
+    // this `stream` (it waited for copied_out); a trainer may step on
+    // another stream. (A release step waits once, in begin_step: its
+    // tensors' host copies are disjoint.)
+    if (wait_last_copies)
+      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamSynchronize(h.h2d), "off-load: the last parameter copies"));
     const host_scalars* v = h.values();
     step_args a;
     a.step = v->next_step;
     a.inv_grad_scale = from_control ? v->control.multiplier : multiplier;
-    if (from_control && v->control.skip != 0) return status();  // the GPU part skips too; the count stays
+    if (from_control && v->control.skip != 0) {
+      // the GPU part skips too; the count stays. The gradient copies
+      // host_enqueue queued still read the trainer's buffers: wait for them
+      // (the caller may free the gradients once this returns)
+      return cuda(cudaStreamSynchronize(h.d2h), "off-load: gradient copies of a skipped step");
+    }
     using C = Config;
     for (std::size_t i = b; i < e; ++i) {
       const std::size_t slot = (i - b) % h.staging.size();

@@ -79,7 +79,9 @@ struct optimizer_options {
   /// Elements per pipelined chunk of the off-loaded part (a positive
   /// multiple of 32, so a chunk is whole groups of 32).
   std::int64_t offload_chunk_elements = tuning::offload_chunk_elements;
-  /// Pinned gradient staging buffers of the off-loaded part (>= 1).
+  /// Pinned gradient staging buffers of the off-loaded part (>= 1), each
+  /// the size of the largest chunk made (so a setting above every tensor's
+  /// size, one chunk per tensor, pins the largest off-loaded gradient).
   int offload_staging_buffers = tuning::offload_staging_buffers;
   /// CPU threads that step the off-loaded part (0: OpenMP's default).
   int offload_threads = 0;
