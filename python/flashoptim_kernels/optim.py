@@ -406,6 +406,13 @@ class _FlashOptimizer(torch.optim.Optimizer):
             self._seen_grads = {}
 
     def _sync_hypers(self, force=False):
+        if self._device.type == "cuda":
+            # set_hyper writes the device lr on the engine's stream: the
+            # current one, which the next step runs on (load_state_dict's
+            # forced push included), not the last step's
+            stream = torch.cuda.current_stream(self._device).cuda_stream
+            for engine, _ in self._engines:
+                engine.set_stream(stream)
         for g, group in enumerate(self.param_groups):
             h = self._hyper(group)
             if force or h != self._pushed[g]:
@@ -432,7 +439,6 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                        "every parameter needs one")
             return loss
         cuda = self._device.type == "cuda"
-        stream = torch.cuda.current_stream(self._device).cuda_stream if cuda else 0
         if cuda:
             # every parameter of every engine checked before any engine steps
             # (one engine per dtype: a refusal after the first stepped would
@@ -444,11 +450,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
                                            "has no gradient: on CUDA every parameter needs one at every step() "
                                            "(the device optimizer keeps one step count, so it cannot skip a "
                                            "parameter as torch does; CPU parameters are skipped)")
-            for engine, _ in self._engines:
-                # the step runs on the current stream (and is captured there
-                # by torch.cuda.graph); set first, so the lr writes of
-                # _sync_hypers are ordered before the step on the same stream
-                engine.set_stream(stream)
+        # every engine's stream is set to the current one here: the step runs
+        # there (and is captured there by torch.cuda.graph), after the lr writes
         self._sync_hypers()
         for engine, order in self._engines:
             bound = self._bound.setdefault(id(engine), {})
@@ -529,11 +532,10 @@ class _FlashOptimizer(torch.optim.Optimizer):
     def _release_step(self, engine, i, p):
         cuda = self._device.type == "cuda"
         if cuda:
-            # before _sync_hypers: its lr writes go to each engine's stream,
-            # which must be the one this tensor steps on
+            # this tensor steps on its hook's stream (_sync_hypers below sets
+            # every engine's to it too, so the lr writes come first there)
             stream = torch.cuda.current_stream(self._device)
-            for e in ([engine] if engine.in_release_step else [e for e, _ in self._engines]):
-                e.set_stream(stream.cuda_stream)
+            engine.set_stream(stream.cuda_stream)
         if not engine.in_release_step:
             self._sync_hypers()
             engine.begin_step()
