@@ -5,7 +5,8 @@
 // host compiler then sees the kernels as nvcc's front end rewrote them, which
 // drops attributes written on lambdas (the target-specific inlining of the
 // vector operations failed there once). One configuration per slot count:
-// SGD (one state), AdamW (two), AMSGrad (three).
+// SGD (one state), AdamW (two), AMSGrad (three); and the fp8-code and
+// fp16 stochastic-rounding encoders (variable shifts) in one AdamW.
 #include "flashoptim/codec/presets.hpp"
 #include "flashoptim/cpu/step.hpp"
 
@@ -15,8 +16,10 @@ using sgd_one_slot = step_config<rule::sgd, ulp8, bf16, codec::defaults::momentu
 using adamw_two_slots = step_config<rule::adamw, ulp8, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
 using amsgrad_three_slots =
     step_config<rule::adamw_amsgrad, ulp8, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
+using adamw_fp8_fp16_sr =
+    step_config<rule::adamw, ulp8, bf16, codec::precision::fp8_momentum, codec::precision::fp16_sr>;
 static_assert(cpu::is_vectorized<sgd_one_slot> && cpu::is_vectorized<adamw_two_slots> &&
-                  cpu::is_vectorized<amsgrad_three_slots>,
+                  cpu::is_vectorized<amsgrad_three_slots> && cpu::is_vectorized<adamw_fp8_fp16_sr>,
               "every configuration here takes the vector kernels");
 
 template <class Config>
@@ -29,4 +32,6 @@ template status cpu_step<adamw_two_slots>(const adamw_two_slots::hyper&, const s
                                           const tensor_ref<adamw_two_slots>*, std::size_t);
 template status cpu_step<amsgrad_three_slots>(const amsgrad_three_slots::hyper&, const step_args&,
                                               const tensor_ref<amsgrad_three_slots>*, std::size_t);
+template status cpu_step<adamw_fp8_fp16_sr>(const adamw_fp8_fp16_sr::hyper&, const step_args&,
+                                            const tensor_ref<adamw_fp8_fp16_sr>*, std::size_t);
 }  // namespace flashoptim::header_check
