@@ -580,6 +580,39 @@ TEST_CASE("offload: bad options are refused; the CPU part is not capturable") {
   CHECK(n == 0);
 }
 
+TEST_CASE("init: parameters of two launches (more than max_step_groups groups) that overlap are refused") {
+  // each launch's table checks its own tensors; the whole list is checked once at init
+  using C = tc::adamw_default;
+  using P = C::param_type;
+  using G = C::grad_type;
+  const int groups = tuning::max_step_groups + 1;
+  P* params = nullptr;
+  G* grads = nullptr;
+  GPU_CHECK(cudaMalloc(&params, static_cast<std::size_t>(groups) * 64 * sizeof(P)));
+  GPU_CHECK(cudaMalloc(&grads, static_cast<std::size_t>(groups) * 64 * sizeof(G)));
+  GPU_CHECK(cudaMemset(params, 0, static_cast<std::size_t>(groups) * 64 * sizeof(P)));
+  GPU_CHECK(cudaMemset(grads, 0, static_cast<std::size_t>(groups) * 64 * sizeof(G)));
+  auto make = [&](bool overlap) {
+    std::vector<optim::param_group<C>> gs(static_cast<std::size_t>(groups));
+    for (int g = 0; g < groups; ++g) {
+      optim::param_spec sp;
+      sp.param = params + 64 * g;
+      sp.grad = grads + 64 * g;
+      sp.size = 64;
+      gs[static_cast<std::size_t>(g)].params.push_back(sp);
+    }
+    if (overlap) gs.back().params[0].param = params + 32;  // the last launch's tensor over the first's
+    return gs;
+  };
+  device::optimizer<C> opt;
+  STATUS_OK(opt.init(make(false), options()));
+  CHECK(opt.launches() == 2u);
+  CHECK(opt.init(make(true), options()).code() == status_code::aliasing);
+  CHECK(opt.launches() == 2u);  // the optimizer as it was
+  GPU_CHECK(cudaFree(params));
+  GPU_CHECK(cudaFree(grads));
+}
+
 TEST_CASE("offload: parameters the trainer changed are taken in by refresh_host_params") {
   using C = tc::adamw_default;
   using P = C::param_type;
