@@ -63,7 +63,7 @@ void usage(FILE* f) {
                "  --steps N          training steps per configuration (CPU 3000, GPU 6000)\n"
                "  --device D         cpu | gpu | auto (default: the GPU when there is one)\n"
                "  --configs A,B,...  configurations to run side by side (default fp32,bf16,flash; --list)\n"
-               "  --offload F        fraction of the optimizer state in host memory (GPU only, device::offload_plan)\n"
+               "  --offload F        fraction of the optimizer state in host memory (GPU only, offload_fraction)\n"
                "  --out DIR          output directory (default ./train-out): train_log.csv, corpus.txt, loss.png\n"
                "  --seed S           weights, data order and the optimizer's seed (default 1)\n"
                "  --lr X             peak AdamW learning rate (CPU 3e-3, GPU 1e-3); warm-up, cosine to 10%%\n"
