@@ -3,7 +3,7 @@
 //
 // The training run's only contact with flashoptim: a small optimizer
 // interface over the library's owning optimizers (cpu::optimizer,
-// device::optimizer; device::offload_plan for --offload), and the list of
+// device::optimizer, its offload_fraction for --offload), and the list of
 // configurations this example instantiates. The model and the driver see
 // parameters as fp32 (decoded from the parameter dtype) and hand back fp32
 // gradients (encoded into the gradient dtype); what lives between the steps
@@ -82,7 +82,7 @@ class optimizer {
 };
 
 /// `offload`: fraction of the states in pinned host memory, stepped by the
-/// CPU (device::offload_plan); GPU only.
+/// CPU (device::optimizer's offload_fraction); GPU only.
 std::unique_ptr<optimizer> make_optimizer(const std::string& name, place where, const std::vector<tensor_info>& tensors,
                                           double offload, const hyper_params& hp, std::string& error);
 

@@ -5,7 +5,7 @@
 // optimizer configurations with the same seed, weights and data order. A
 // byte-level language model (model.hpp) learns the repository's own headers
 // and documentation (corpus.hpp); the optimizers are flashoptim's
-// (optimizers.hpp: cpu::optimizer, device::optimizer, device::offload_plan;
+// (optimizers.hpp: cpu::optimizer, device::optimizer with its offload_fraction;
 // the only file that calls the library's optimizer API).
 // docs/train.md describes the run and its output.
 #include <unistd.h>
