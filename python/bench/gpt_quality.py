@@ -222,7 +222,8 @@ def train_one(torch, config, seed, steps, data, device, batch, context, eval_eve
                 f"val {val_curve[-1][1]:.4f} ({time.time() - t_start:.0f} s)")
     final_val = evaluate(True)
     train_losses = [float(v) for v in torch.stack(train_losses).float().cpu()]
-    step_ms = [a.elapsed_time(b) for a, b in events[10:]] if cuda else []
+    # with gradient release step() is a no-op: the steps run inside backward
+    step_ms = [a.elapsed_time(b) for a, b in events[10:]] if cuda and config != "flash_release" else []
     params_b, owned_b = state_bytes(torch, opt, model, config)
     out = {
         "config": config, "label": LABELS[config], "seed": seed, "steps": steps, "params": n_params,
