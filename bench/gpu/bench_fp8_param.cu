@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.cuh"
 #include "flashoptim/flashoptim.hpp"
 #include "flashoptim/device/fp8_step_plan.cuh"
 #include "flashoptim/device/step_plan.cuh"
@@ -34,23 +35,6 @@
 using namespace flashoptim;
 
 namespace {
-
-#define BENCH_CUDA(expr)                                                                          \
-  do {                                                                                            \
-    const cudaError_t e_ = (expr);                                                                \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
-#define BENCH_OK(expr)                                                              \
-  do {                                                                              \
-    const ::flashoptim::status s_ = (expr);                                         \
-    if (!s_.ok()) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, s_.what()); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
 
 template <class Master>
 using adamw_cfg = step_config<rule::adamw, Master, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
@@ -143,28 +127,7 @@ struct fp8_copy {
   }
 };
 
-/// Median over 7 repetitions of the mean time of 20 calls of f, in ms.
-template <class F>
-double time_ms(cudaStream_t stream, F&& f) {
-  cudaEvent_t a, b;
-  BENCH_CUDA(cudaEventCreate(&a));
-  BENCH_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) f();  // warm-up
-  std::vector<double> ms;
-  for (int r = 0; r < 7; ++r) {
-    BENCH_CUDA(cudaEventRecord(a, stream));
-    for (int i = 0; i < 20; ++i) f();
-    BENCH_CUDA(cudaEventRecord(b, stream));
-    BENCH_CUDA(cudaEventSynchronize(b));
-    float t = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t / 20.0);
-  }
-  BENCH_CUDA(cudaEventDestroy(a));
-  BENCH_CUDA(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using bench_gpu::time_ms;
 
 struct row {
   std::string shapes, master, what;

@@ -20,6 +20,7 @@
 
 #include "common/fp8_param_cases.hpp"
 #include "common/gpu_check.hpp"
+#include "common/guarded_buffer.hpp"
 #include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/kernel/fp8_param_kernel.cuh"
 
@@ -27,42 +28,8 @@ using namespace flashoptim;
 
 namespace {
 
-constexpr std::size_t guard = 64;  // sentinel bytes on each side of a buffer
-constexpr unsigned char sentinel = 0xA5;
-
-/// A device buffer of `bytes` with sentinels around it, `offset` bytes into
-/// its aligned allocation (a misaligned start for the scalar paths).
-struct guarded {
-  unsigned char* base = nullptr;
-  std::size_t bytes = 0, offset = 0;
-  guarded(std::size_t b, std::size_t off, const void* init) : bytes(b), offset(off) {
-    GPU_CHECK(cudaMalloc(&base, bytes + 2 * guard + off));
-    std::vector<unsigned char> h(bytes + 2 * guard + off, sentinel);
-    if (init != nullptr && bytes > 0) std::memcpy(h.data() + guard + off, init, bytes);
-    GPU_CHECK(cudaMemcpy(base, h.data(), h.size(), cudaMemcpyHostToDevice));
-  }
-  ~guarded() { cudaFree(base); }
-  guarded(const guarded&) = delete;
-  guarded& operator=(const guarded&) = delete;
-  void* ptr() const { return base + guard + offset; }
-  std::vector<unsigned char> all() const {
-    std::vector<unsigned char> h(bytes + 2 * guard + offset);
-    GPU_CHECK(cudaMemcpy(h.data(), base, h.size(), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  bool guards_intact() const {
-    const auto h = all();
-    for (std::size_t i = 0; i < guard + offset; ++i)
-      if (h[i] != sentinel) return false;
-    for (std::size_t i = guard + offset + bytes; i < h.size(); ++i)
-      if (h[i] != sentinel) return false;
-    return true;
-  }
-  std::vector<unsigned char> body() const {
-    const auto h = all();
-    return std::vector<unsigned char>(h.begin() + guard + offset, h.begin() + guard + offset + bytes);
-  }
-};
+using gpu_guard::guarded;
+using gpu_guard::sentinel;
 
 template <class Master, class F8>
 struct case_buffers {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/configs.hpp"
+#include "common/guarded_buffer.hpp"
 #include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/device/fp8_step_plan.cuh"
 #include "gpu_harness.hpp"
@@ -37,39 +38,7 @@ namespace tc = testconfigs;
 
 namespace {
 
-constexpr std::size_t guard = 64;
-
-/// A device buffer with sentinel bytes around it, `offset` bytes into its
-/// allocation.
-struct guarded {
-  unsigned char* base = nullptr;
-  std::size_t bytes = 0, offset = 0;
-  guarded(std::size_t b, std::size_t off) : bytes(b), offset(off) {
-    GPU_CHECK(cudaMalloc(&base, bytes + 2 * guard + off));
-    GPU_CHECK(cudaMemset(base, sentinel_byte, bytes + 2 * guard + off));
-  }
-  ~guarded() { cudaFree(base); }
-  guarded(const guarded&) = delete;
-  guarded& operator=(const guarded&) = delete;
-  void* ptr() const { return base + guard + offset; }
-  std::vector<unsigned char> all() const {
-    std::vector<unsigned char> h(bytes + 2 * guard + offset);
-    GPU_CHECK(cudaMemcpy(h.data(), base, h.size(), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  bool guards_intact() const {
-    const auto h = all();
-    for (std::size_t i = 0; i < guard + offset; ++i)
-      if (h[i] != sentinel_byte) return false;
-    for (std::size_t i = guard + offset + bytes; i < h.size(); ++i)
-      if (h[i] != sentinel_byte) return false;
-    return true;
-  }
-  std::vector<unsigned char> body() const {
-    const auto h = all();
-    return std::vector<unsigned char>(h.begin() + guard + offset, h.begin() + guard + offset + bytes);
-  }
-};
+using gpu_guard::guarded;
 
 /// A tensor of the case: its size, and its FP8 form (size 0 in shape: no
 /// fused copy).

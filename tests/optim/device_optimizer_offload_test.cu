@@ -28,6 +28,7 @@
 #include "flashoptim/optim/cpu_optimizer.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
 #include "flashoptim/optim/device_optimizer_io.cuh"
+#include "optimizer_bytes.cuh"
 
 using namespace flashoptim;
 namespace tc = testconfigs;
@@ -105,39 +106,8 @@ struct model {
   }
 };
 
-/// Bytes anywhere (device or pinned host memory: cudaMemcpyDefault).
-template <class T>
-std::vector<unsigned char> bytes_of(const T* p, std::int64_t count) {
-  std::vector<unsigned char> b(static_cast<std::size_t>(count) * storage_bytes<T>);
-  if (!b.empty()) GPU_CHECK(cudaMemcpy(b.data(), p, b.size(), cudaMemcpyDefault));
-  return b;
-}
-
-/// Every param, correction and state byte of two device optimizers over
-/// the same tensor list.
-template <class Config, class A, class B>
-void require_same(const A& a, const B& b, const char* where) {
-  INFO(where);
-  GPU_CHECK(cudaDeviceSynchronize());
-  REQUIRE(a.tensor_count() == b.tensor_count());
-  for (std::size_t i = 0; i < a.tensor_count(); ++i) {
-    const auto& x = a.tensors()[i];
-    const auto& y = b.tensors()[i];
-    INFO("tensor ", i);
-    REQUIRE(x.size == y.size);
-    REQUIRE(bytes_of(x.param, x.size) == bytes_of(y.param, y.size));
-    if constexpr (Config::has_aux) REQUIRE(bytes_of(x.aux, x.size) == bytes_of(y.aux, y.size));
-    for_each_slot<Config::num_slots>([&](auto s) {
-      constexpr int I = decltype(s)::value;
-      using S = typename Config::template state<I>;
-      const auto& xs = slot_at<I>(x.states);
-      const auto& ys = slot_at<I>(y.states);
-      if constexpr (S::stores_state) REQUIRE(bytes_of(xs.codes, x.size) == bytes_of(ys.codes, y.size));
-      if constexpr (codec::is_grouped<S>::value)
-        REQUIRE(bytes_of(xs.scales, codec::scale_count<S>(x.size)) == bytes_of(ys.scales, codec::scale_count<S>(y.size)));
-    });
-  }
-}
+using optimizer_test::bytes_of;
+using optimizer_test::require_same;
 
 optim::optimizer_options options(double fraction = 0.0) {
   optim::optimizer_options o;

@@ -23,6 +23,7 @@
 #include "flashoptim/optim/cpu_optimizer.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
 #include "flashoptim/optim/optimizer_set.cuh"
+#include "optimizer_bytes.cuh"
 
 using namespace flashoptim;
 namespace tc = testconfigs;
@@ -88,45 +89,8 @@ struct model {
   }
 };
 
-template <class T>
-std::vector<unsigned char> device_bytes_of(const T* p, std::int64_t count) {
-  std::vector<unsigned char> b(static_cast<std::size_t>(count) * sizeof(T));
-  if (!b.empty()) GPU_CHECK(cudaMemcpy(b.data(), p, b.size(), cudaMemcpyDeviceToHost));
-  return b;
-}
-template <class T>
-std::vector<unsigned char> host_bytes_of(const T* p, std::int64_t count) {
-  std::vector<unsigned char> b(static_cast<std::size_t>(count) * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), p, b.size());
-  return b;
-}
-
-/// Every param, correction and state byte of the two optimizers' tensors
-/// (their order is the groups' order in both).
-template <class Config, class D, class H>
-void require_same(const D& dev, const H& host, const char* where) {
-  INFO(where);
-  REQUIRE(dev.tensor_count() == host.tensor_count());
-  GPU_CHECK(cudaDeviceSynchronize());
-  for (std::size_t i = 0; i < dev.tensor_count(); ++i) {
-    const auto& d = dev.tensors()[i];
-    const auto& h = host.tensors()[i];
-    INFO("tensor ", i);
-    REQUIRE(d.size == h.size);
-    REQUIRE(device_bytes_of(d.param, d.size) == host_bytes_of(h.param, h.size));
-    if constexpr (Config::has_aux) REQUIRE(device_bytes_of(d.aux, d.size) == host_bytes_of(h.aux, h.size));
-    for_each_slot<Config::num_slots>([&](auto s) {
-      constexpr int I = decltype(s)::value;
-      using S = typename Config::template state<I>;
-      const auto& ds = slot_at<I>(d.states);
-      const auto& hs = slot_at<I>(h.states);
-      if constexpr (S::stores_state) REQUIRE(device_bytes_of(ds.codes, d.size) == host_bytes_of(hs.codes, h.size));
-      if constexpr (codec::is_grouped<S>::value)
-        REQUIRE(device_bytes_of(ds.scales, codec::scale_count<S>(d.size)) ==
-                host_bytes_of(hs.scales, codec::scale_count<S>(h.size)));
-    });
-  }
-}
+using optimizer_test::bytes_of;
+using optimizer_test::require_same;
 
 const std::vector<std::int64_t> sizes = {4096, 33, 1025, 0, 278011, 64, 8192, 1};
 
@@ -295,10 +259,10 @@ TEST_CASE("device optimizer: gradient release in random order == the whole step"
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const auto& x = whole.tensors()[i];
       const auto& y = released.tensors()[i];
-      REQUIRE(device_bytes_of(x.param, x.size) == device_bytes_of(y.param, y.size));
-      REQUIRE(device_bytes_of(x.aux, x.size) == device_bytes_of(y.aux, y.size));
-      REQUIRE(device_bytes_of(slot_at<0>(x.states).codes, x.size) == device_bytes_of(slot_at<0>(y.states).codes, y.size));
-      REQUIRE(device_bytes_of(slot_at<1>(x.states).codes, x.size) == device_bytes_of(slot_at<1>(y.states).codes, y.size));
+      REQUIRE(bytes_of(x.param, x.size) == bytes_of(y.param, y.size));
+      REQUIRE(bytes_of(x.aux, x.size) == bytes_of(y.aux, y.size));
+      REQUIRE(bytes_of(slot_at<0>(x.states).codes, x.size) == bytes_of(slot_at<0>(y.states).codes, y.size));
+      REQUIRE(bytes_of(slot_at<1>(x.states).codes, x.size) == bytes_of(slot_at<1>(y.states).codes, y.size));
     }
   }
   // Misuse is refused and writes nothing.

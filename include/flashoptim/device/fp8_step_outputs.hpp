@@ -41,13 +41,7 @@ status validate_fp8_step_outputs(const tensor_ref<Config>* tensors, const fp8_st
   static_assert(std::is_same<F8, fp8_e4m3>::value || std::is_same<F8, fp8_e5m2>::value,
                 "FP8 parameters are fp8_e4m3 or fp8_e5m2");
   if (count > 0 && outputs == nullptr) return status(status_code::null_pointer, "fp8 output list is null");
-  struct span {
-    std::uintptr_t begin, end;
-    std::size_t tensor;
-    const char* name;
-    bool written;
-  };
-  std::vector<span> spans;
+  std::vector<::flashoptim::detail::list_span> spans;
   for (std::size_t i = 0; i < count; ++i) {
     const fp8_step_output<F8>& o = outputs[i];
     for_each_buffer(tensors[i], [&](const char* name, const void* p, std::size_t bytes, bool written) {
@@ -82,18 +76,7 @@ status validate_fp8_step_outputs(const tensor_ref<Config>* tensors, const fp8_st
   }
   // Sorted sweep (as validate_tensor_list): a written span may overlap no
   // other span; two read-only ones may.
-  std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
-  const span* reach = nullptr;
-  const span* reach_written = nullptr;
-  for (const span& s : spans) {
-    const span* other = s.written ? reach : reach_written;
-    if (other != nullptr && other->end > s.begin)
-      return status(status_code::aliasing, "tensor %zu %s overlaps tensor %zu %s", other->tensor, other->name, s.tensor,
-                    s.name);
-    if (reach == nullptr || s.end > reach->end) reach = &s;
-    if (s.written && (reach_written == nullptr || s.end > reach_written->end)) reach_written = &s;
-  }
-  return status();
+  return ::flashoptim::detail::check_list_overlaps(spans);
 }
 
 }  // namespace flashoptim::device

@@ -69,7 +69,7 @@ class fp8_step_plan {
   status build(const tensor_ref<Config>* tensors, const output* outputs, std::size_t count,
                const std::int32_t* tensor_group = nullptr, int groups = 1) {
     FLASHOPTIM_RETURN_IF_ERROR(can_implement(tensors, outputs, count, tensor_group, groups));
-    int dev = 0, sms = 0, occ_host = 0, occ_dev = 0;
+    int dev = 0, sms = 0;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     std::vector<kernel::fp8_out_entry<F8>> entries(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -88,32 +88,12 @@ class fp8_step_plan {
     step_plan<Config, Policy> inner;
     FLASHOPTIM_RETURN_IF_ERROR(inner.build(tensors, count, tensor_group, groups));
 
-    // The fused kernels' own shared-memory opt-in and occupancy (they hold
-    // more registers than the plain step's).
-    const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
-    if (smem > 0) {
-      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, false, F8>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-          "setting the fused step kernel's shared memory size"));
-      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, true, F8>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-          "setting the fused step kernel's shared memory size"));
-    }
+    // the fused kernels' own shared-memory opt-in and occupancy (they hold
+    // more registers than the plain step's)
     FLASHOPTIM_RETURN_IF_ERROR(
         detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_host, kernel::step_kernel<Config, Policy, false, F8>,
-                                                      Policy::threads, smem),
-        "occupancy query"));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_dev, kernel::step_kernel<Config, Policy, true, F8>,
-                                                      Policy::threads, smem),
-        "occupancy query"));
-    const int per_sm = std::max(1, std::min({occ_host, occ_dev, tuning::step_max_blocks_per_sm}));
-    const std::int64_t units = inner.ref().units();
-    const std::int64_t grid = std::max<std::int64_t>(1, std::min<std::int64_t>(units, std::int64_t{sms} * per_sm));
+    std::int64_t grid = 0;
+    FLASHOPTIM_RETURN_IF_ERROR((detail::step_grid<Config, Policy, F8>(inner.ref().units(), sms, grid)));
 
     void* mem = nullptr;
     const std::size_t bytes = std::max<std::size_t>(1, count) * sizeof(kernel::fp8_out_entry<F8>);

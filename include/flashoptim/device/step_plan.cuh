@@ -167,6 +167,44 @@ class step_plan_ref {
   int grid_stats_ = 1;
 };
 
+namespace detail {
+/// Opts the step kernels (host and device inputs; F8: the fused FP8 write,
+/// void: the plain step) in to their dynamic shared memory, then gives the
+/// persistent grid for `units` units of work on `sms` multiprocessors:
+/// min(occupancy of both kernels, tuning::step_max_blocks_per_sm) blocks
+/// per multiprocessor, at least 1, never more blocks than units.
+template <class Config, class Policy, class F8 = void>
+status step_grid(std::int64_t units, int sms, std::int64_t& grid) {
+  const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
+  // The default limit (48 KiB) is on static + dynamic shared memory: the
+  // kernel's own __shared__ arrays (the group scalars, the block flags)
+  // come on top of the stage buffers, so a launch whose dynamic part is
+  // 48 KiB or less can still be refused. Opt in whenever there is any.
+  if (smem > 0) {
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, false, F8>,
+                                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                static_cast<int>(smem)),
+                                           "setting the step kernel's shared memory size"));
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, true, F8>,
+                                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                static_cast<int>(smem)),
+                                           "setting the step kernel's shared memory size"));
+  }
+  int occ_host = 0, occ_dev = 0;
+  FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                             &occ_host, kernel::step_kernel<Config, Policy, false, F8>,
+                                             Policy::threads, smem),
+                                         "occupancy query"));
+  FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                             &occ_dev, kernel::step_kernel<Config, Policy, true, F8>,
+                                             Policy::threads, smem),
+                                         "occupancy query"));
+  const int per_sm = std::max(1, std::min({occ_host, occ_dev, tuning::step_max_blocks_per_sm}));
+  grid = std::max<std::int64_t>(1, std::min<std::int64_t>(units, std::int64_t{sms} * per_sm));
+  return status();
+}
+}  // namespace detail
+
 /// Owns the device table of a list of tensors (cuCollections-style owning
 /// type; ref() is its view). Move-only.
 template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
@@ -379,35 +417,12 @@ class step_plan {
     }
     unit_begin[count] = units;
 
-    int dev = 0, sms = 0, occ_host = 0, occ_dev = 0;
+    int dev = 0, sms = 0;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     FLASHOPTIM_RETURN_IF_ERROR(
         detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"));
-    const std::size_t smem = kernel::step_shared_bytes<Config, Policy>();
-    // The default limit (48 KiB) is on static + dynamic shared memory: the
-    // kernel's own __shared__ arrays (the group scalars, the block flags)
-    // come on top of the stage buffers, so a launch whose dynamic part is
-    // 48 KiB or less can still be refused. Opt in whenever there is any.
-    if (smem > 0) {
-      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, false>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-          "setting the step kernel's shared memory size"));
-      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-          cudaFuncSetAttribute(kernel::step_kernel<Config, Policy, true>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-          "setting the step kernel's shared memory size"));
-    }
-    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_host, kernel::step_kernel<Config, Policy, false>,
-                                                      Policy::threads, smem),
-        "occupancy query"));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_dev, kernel::step_kernel<Config, Policy, true>,
-                                                      Policy::threads, smem),
-        "occupancy query"));
-    const int per_sm = std::max(1, std::min({occ_host, occ_dev, tuning::step_max_blocks_per_sm}));
-    const std::int64_t grid = std::max<std::int64_t>(1, std::min<std::int64_t>(units, std::int64_t{sms} * per_sm));
+    std::int64_t grid = 0;
+    FLASHOPTIM_RETURN_IF_ERROR((detail::step_grid<Config, Policy>(units, sms, grid)));
     const std::int64_t grid_stats = std::max<std::int64_t>(
         1, std::min<std::int64_t>(units, std::int64_t{sms} * tuning::grad_stats_policy::blocks_per_sm));
 

@@ -257,13 +257,7 @@ status validate_fp8_param(std::size_t index, const fp8_param_ref<Master, F8>& t)
 template <class Master, class F8>
 status validate_fp8_param_list(const fp8_param_ref<Master, F8>* tensors, std::size_t count) {
   if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "fp8 tensor list is null");
-  struct span {
-    std::uintptr_t begin, end;
-    std::size_t tensor;
-    const char* name;
-    bool written;
-  };
-  std::vector<span> spans;
+  std::vector<detail::list_span> spans;
   spans.reserve(count * 4);
   for (std::size_t i = 0; i < count; ++i) {
     const auto& t = tensors[i];
@@ -276,18 +270,7 @@ status validate_fp8_param_list(const fp8_param_ref<Master, F8>* tensors, std::si
     for (const auto& x : b)
       if (x.begin != x.end) spans.push_back({x.begin, x.end, i, x.name, x.written});
   }
-  std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
-  const span* reach = nullptr;
-  const span* reach_written = nullptr;
-  for (const span& s : spans) {
-    const span* other = s.written ? reach : reach_written;
-    if (other != nullptr && other->end > s.begin)
-      return status(status_code::aliasing, "tensor %zu %s overlaps tensor %zu %s", other->tensor, other->name, s.tensor,
-                    s.name);
-    if (reach == nullptr || s.end > reach->end) reach = &s;
-    if (s.written && (reach_written == nullptr || s.end > reach_written->end)) reach_written = &s;
-  }
-  return status();
+  return detail::check_list_overlaps(spans);
 }
 
 /// Bytes of the FP8 copy of a tensor (values + scales): what the memory

@@ -98,6 +98,32 @@ void for_each_buffer(const tensor_ref<Config>& t, F&& f) {
 }
 
 namespace detail {
+/// One buffer of a tensor list, for check_list_overlaps.
+struct list_span {
+  std::uintptr_t begin, end;
+  std::size_t tensor;
+  const char* name;
+  bool written;
+};
+
+/// No written span overlaps any other span of the list (two read-only ones
+/// may): sorted by start, then one sweep keeping the span and the written
+/// span that reach furthest. O(k log k); sorts `spans`.
+inline status check_list_overlaps(std::vector<list_span>& spans) {
+  std::sort(spans.begin(), spans.end(), [](const list_span& a, const list_span& b) { return a.begin < b.begin; });
+  const list_span* reach = nullptr;
+  const list_span* reach_written = nullptr;
+  for (const list_span& s : spans) {
+    const list_span* other = s.written ? reach : reach_written;
+    if (other != nullptr && other->end > s.begin)
+      return status(status_code::aliasing, "tensor %zu %s overlaps tensor %zu %s", other->tensor, other->name, s.tensor,
+                    s.name);
+    if (reach == nullptr || s.end > reach->end) reach = &s;
+    if (s.written && (reach_written == nullptr || s.end > reach_written->end)) reach_written = &s;
+  }
+  return status();
+}
+
 struct buffer_span {
   const char* name;
   std::uintptr_t begin;
@@ -179,13 +205,7 @@ status validate_tensor(std::size_t index, const tensor_ref<Config>& t, bool with
 template <class Config>
 status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count, bool with_grad = true) {
   if (count > 0 && tensors == nullptr) return status(status_code::null_pointer, "tensor list is null");
-  struct span {
-    std::uintptr_t begin, end;
-    std::size_t tensor;
-    const char* name;
-    bool written;
-  };
-  std::vector<span> spans;
+  std::vector<detail::list_span> spans;
   spans.reserve(count * (3 + 2 * Config::num_slots));
   for (std::size_t i = 0; i < count; ++i) {
     const auto& t = tensors[i];
@@ -211,19 +231,7 @@ status validate_tensor_list(const tensor_ref<Config>* tensors, std::size_t count
           slot_scale_name(I), true);
     });
   }
-  std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
-  // sweep: keep the written span reaching furthest and the span reaching furthest
-  const span* reach = nullptr;
-  const span* reach_written = nullptr;
-  for (const span& s : spans) {
-    const span* other = s.written ? reach : reach_written;
-    if (other != nullptr && other->end > s.begin)
-      return status(status_code::aliasing, "tensor %zu %s overlaps tensor %zu %s", other->tensor, other->name, s.tensor,
-                    s.name);
-    if (reach == nullptr || s.end > reach->end) reach = &s;
-    if (s.written && (reach_written == nullptr || s.end > reach_written->end)) reach_written = &s;
-  }
-  return status();
+  return detail::check_list_overlaps(spans);
 }
 
 }  // namespace flashoptim
