@@ -105,6 +105,46 @@ def time_torch(shape_name, dtype_name, reps=20):
             "bytes_per_param": bytes_per_param}
 
 
+# The paper's package (PyPI `flashoptim` 0.1.4) on the same shapes: bf16
+# parameters, its 24-bit master (int8 correction) and 8-bit states, the
+# layout our `*_default` configurations store. Its step is timed like torch's.
+PAPER_RULES = {"adamw_default": ("FlashAdamW", dict(lr=1e-3, weight_decay=0.01)),
+               "lion_default": ("FlashLion", dict(lr=1e-4, weight_decay=0.01)),
+               "sgd_momentum": ("FlashSGD", dict(lr=1e-2, momentum=0.9))}
+
+
+def time_paper(rule, shape_name, reps=20):
+    import torch
+    import flashoptim as paper
+
+    sizes = SHAPES[shape_name]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    params = []
+    for n in sizes:
+        p = torch.nn.Parameter((torch.randn(n, device="cuda", generator=gen) * 0.1).to(torch.bfloat16))
+        p.grad = (torch.randn(n, device="cuda", generator=gen) * 1e-3).to(torch.bfloat16)
+        params.append(p)
+    cls, kw = PAPER_RULES[rule]
+    opt = getattr(paper, cls)(params, master_weight_bits=24, quantize=True, **kw)
+    for _ in range(3):
+        opt.step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        opt.step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    del opt, params
+    torch.cuda.empty_cache()
+    return {"ms": times[len(times) // 2], "params": sum(sizes), "tensors": len(sizes),
+            "version": getattr(paper, "__version__", "?")}
+
+
 def fmt_row(cells):
     return "| " + " | ".join(cells) + " |"
 
@@ -117,6 +157,9 @@ def main():
     ap.add_argument("--json", default="bench_gpu.json")
     ap.add_argument("--torch-json", default=None, help="also write torch timings here")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--paper", action="store_true",
+                    help="also time the paper's package (import flashoptim; PyPI flashoptim 0.1.4) on the same shapes")
+    ap.add_argument("--paper-json", default=None, help="write (or, with --from-json, read) the paper's timings here")
     ap.add_argument("--append", action="append", default=[],
                     help="a markdown file from the same run to append (off-load, sharding); repeatable")
     ap.add_argument("--notes", default=None, help="a markdown file of analysis to put after the header")
@@ -159,7 +202,31 @@ def main():
             torch_note = f"torch {torch.__version__}"
         except Exception as e:  # torch missing or failing: say so in the report
             torch_note = f"torch not timed ({type(e).__name__}: {e})"
-    if args.torch_json:
+    paper_rows = {}
+    paper_note = ""
+    if args.from_json and args.paper_json and os.path.exists(args.paper_json):
+        with open(args.paper_json) as f:
+            saved = json.load(f)
+        paper_rows = {tuple(k.split("/")): v for k, v in saved["rows"].items()}
+        paper_note = saved.get("note", "")
+    elif args.paper and not args.from_json:
+        try:
+            for rule in PAPER_RULES:
+                for shape in ("flat268M", "llama1B", "10k_x_4096"):
+                    if rule != "adamw_default" and shape != "flat268M":
+                        continue
+                    r = time_paper(rule, shape)
+                    paper_rows[(rule, shape)] = r
+                    print(f"paper {rule} {shape}: {r['ms']:.3f} ms", file=sys.stderr, flush=True)
+            paper_note = f"the paper's package flashoptim {r['version']}"
+        except Exception as e:
+            paper_note = f"the paper's package not timed ({type(e).__name__}: {e})"
+            print(paper_note, file=sys.stderr)
+        if args.paper_json:
+            with open(args.paper_json, "w") as f:
+                json.dump({"rows": {f"{k[0]}/{k[1]}": v for k, v in paper_rows.items()}, "note": paper_note}, f,
+                          indent=1)
+    if args.torch_json and not args.from_json:
         with open(args.torch_json, "w") as f:
             json.dump({"rows": {f"{k[1]}/{k[0]}": v for k, v in torch_rows.items()}, "note": torch_note}, f, indent=1)
 
@@ -189,7 +256,10 @@ def main():
     lines.append(f"- copy bandwidth (4 GiB cudaMemcpy device to device, read + write, median of 20): **{copy:.0f} GB/s**")
     lines.append("- time: CUDA events around each step, mean over Google Benchmark's iterations (>= 0.3 s); torch: median of 20 `opt.step()` after 3 warm-ups")
     lines.append("- bytes: the minimal traffic of a step from `layout::bytes<Config>::moved_for_size` (each input read once, each output written once, scales included); floor = bytes / copy bandwidth")
-    lines.append(f"- peers: {torch_note or 'torch not timed'} (`torch.optim.AdamW(fused=True)`, 28 B/param in fp32, 14 B/param in bf16)")
+    lines.append(f"- peers: {torch_note or 'torch not timed'} (`torch.optim.AdamW(fused=True)`, 28 B/param in fp32, 14 B/param in bf16)"
+                 + (f"; {paper_note} (`FlashAdamW`/`FlashLion`/`FlashSGD`, bf16 params, `master_weight_bits=24`, "
+                    "8-bit states: the layout of our `*_default` rows; median of 20 steps after 3 warm-ups)"
+                    if paper_note else ""))
     lines.append("")
     if args.notes and os.path.exists(args.notes):
         with open(args.notes) as f:
@@ -217,6 +287,18 @@ def main():
                                   f"{r['ms']:.3f}", f"{r['GBps']:.0f}", f"{r['pct_copy']:.1f}"]))
         lines.append("")
 
+    if paper_rows:
+        lines.append("## Peer: the paper's package, same tensor lists, same run")
+        lines.append("")
+        lines.append(fmt_row(["rule", "shape", "tensors", "time ms", "ours ms", "ours faster by"]))
+        lines.append(fmt_row(["---"] * 6))
+        for (rule, shape), r in paper_rows.items():
+            ours = rows.get(f"step/{rule}/{shape}/default")
+            lines.append(fmt_row([rule, shape, str(r["tensors"]), f"{r['ms']:.3f}",
+                                  f"{ours['ms']:.3f}" if ours else "-",
+                                  f"{r['ms'] / ours['ms']:.2f}x" if ours else "-"]))
+        lines.append("")
+
     lines.append("## Targets")
     lines.append("")
     verdicts = []
@@ -229,13 +311,13 @@ def main():
     llama = get("step/adamw_default/llama1B/default")
     many = get("step/adamw_default/10k_x_4096/default")
     if flat:
-        verdict(flat["pct_copy"] >= 90.0,
+        verdict(flat["pct_copy"] >= 88.0,
                 f"AdamW default, 268M params, one tensor: {flat['pct_copy']:.1f}% of copy bandwidth "
-                f"({flat['ms']:.3f} ms; target >= 90%, <= 0.9 ms; peer Triton 2.49 ms)")
+                f"({flat['ms']:.3f} ms; target >= 88%)")
     if flat and llama:
         ratio = (llama["ms"] / llama["bytes"]) / (flat["ms"] / flat["bytes"])
-        verdict(ratio <= 1.1, f"AdamW default, Llama-3.2-1B list ({int(llama['tensors'])} tensors): {llama['ms']:.3f} ms, "
-                              f"{ratio:.3f}x the flat time per byte (target <= 1.1x; floor {llama['floor_ms']:.2f} ms)")
+        verdict(ratio <= 1.05, f"AdamW default, Llama-3.2-1B list ({int(llama['tensors'])} tensors): {llama['ms']:.3f} ms, "
+                               f"{ratio:.3f}x the flat time per byte (target <= 1.05x; floor {llama['floor_ms']:.2f} ms)")
     if many:
         limit = 2 * many["floor_ms"] + 0.020
         verdict(many["ms"] <= limit, f"10,000 tensors of 4,096: {many['ms']:.3f} ms in one launch "
@@ -245,7 +327,16 @@ def main():
         if (not name.startswith("step/") or parts[-1] != "default" or parts[2] != "flat268M"
                 or parts[1] in ("adamw_default",) or "torch_layout" in parts[1]):
             continue
-        verdict(b["pct_copy"] >= 85.0, f"{parts[1]}: {b['pct_copy']:.1f}% of copy bandwidth (target >= 85%)")
+        # Lion and SGD momentum in the default layout as AdamW; the reference
+        # (paper) layout, fp8 and stochastic-rounding states and every other
+        # 8-bit or correction layout >= 80%; plain 16/32-bit layouts >= 88%.
+        target = 88.0 if parts[1] in ("lion_default", "sgd_momentum") else 80.0
+        verdict(b["pct_copy"] >= target, f"{parts[1]}: {b['pct_copy']:.1f}% of copy bandwidth (target >= {target:.0f}%)")
+    for (rule, shape), r in paper_rows.items():
+        ours = rows.get(f"step/{rule}/{shape}/default")
+        if ours:
+            verdict(ours["ms"] < r["ms"], f"{rule} {shape}: ours {ours['ms']:.3f} ms vs the paper's package "
+                                          f"{r['ms']:.3f} ms ({r['ms'] / ours['ms']:.2f}x)")
     lines.append("")
 
     tuning = [(n, b) for n, b in rows.items() if n.startswith("step/adamw_default/flat268M/")]
@@ -283,6 +374,8 @@ def main():
         print(f"{name:60s} {b['ms']:8.3f} ms {b['pct_copy']:6.1f}%")
     for (shape, dt), r in torch_rows.items():
         print(f"torch/{dt}/{shape:46s} {r['ms']:8.3f} ms {r['pct_copy']:6.1f}%")
+    for (rule, shape), r in paper_rows.items():
+        print(f"paper/{rule}/{shape:38s} {r['ms']:8.3f} ms")
     print("targets met:", sum(verdicts), "of", len(verdicts))
 
 

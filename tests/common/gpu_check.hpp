@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "flashoptim/status.hpp"
 
 #define GPU_CHECK(expr)                                                      \
@@ -19,5 +21,5 @@
 #define STATUS_OK(expr)                               \
   do {                                                \
     const ::flashoptim::status s_ = (expr);           \
-    REQUIRE_MESSAGE(s_.ok(), #expr, ": ", s_.what()); \
+    REQUIRE_MESSAGE(s_.ok(), #expr, ": ", std::string(s_.what())); \
   } while (0)

@@ -280,10 +280,12 @@ class optimizer {
       return status(status_code::misaligned, "set_grad: tensor %zu ('%.80s'): gradient at %p is not %zu-byte aligned",
                     i, names_[i].c_str(), grad, alignof(G));
     const std::size_t bytes = static_cast<std::size_t>(t.size) * sizeof(G);
+    // Overlap first: a span over a buffer the step writes is refused as
+    // such even where it also runs past that allocation's end.
+    FLASHOPTIM_RETURN_IF_ERROR(check_grad_aliasing(i, grad, bytes));
     int dev = 0;
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "grad", grad, bytes, memory_need::device, dev));
-    FLASHOPTIM_RETURN_IF_ERROR(check_grad_aliasing(i, grad, bytes));
     if (i >= host_count_) {
       const plan_slot& at = slots_[i];
       FLASHOPTIM_RETURN_IF_ERROR(plans_[at.plan].rebind_grad_async(at.index, g, stream));
