@@ -310,12 +310,12 @@ TEST_CASE("init without gradients: every tensor unbound until set_grad; then == 
   using G = C::grad_type;
   for (const double fraction : {0.0, 0.5}) {
     CAPTURE(fraction);
-    model<C> a(91), b(91);
+    model<C> a(91), b(91), c(91);  // each optimizer steps its own parameters
     const std::vector<G*> none(sizes.size(), nullptr);
     device::optimizer<C> with, without, released;
     STATUS_OK(with.init(a.groups(), options(fraction)));
     STATUS_OK(without.init(b.groups(&none), options(fraction)));
-    STATUS_OK(released.init(b.groups(&none), options(fraction)));
+    STATUS_OK(released.init(c.groups(&none), options(fraction)));
     CHECK(without.step_async(nullptr).code() == status_code::null_pointer);  // nothing bound: refused, nothing written
     CHECK(without.set_grad_pass(grad_pass_config{}).code() == status_code::null_pointer);
     STATUS_OK(released.enable_release());
@@ -324,12 +324,14 @@ TEST_CASE("init without gradients: every tensor unbound until set_grad; then == 
       a.new_grads(gen);
       b.hg = a.hg;
       b.upload(b.dg);
+      c.hg = a.hg;
+      c.upload(c.dg);
       STATUS_OK(with.step_async(nullptr));
       for (std::size_t i = 0; i < sizes.size(); ++i) STATUS_OK(without.set_grad(i, b.dg[i], nullptr));
       STATUS_OK(without.step_async(nullptr));
       STATUS_OK(released.begin_step());
       for (std::size_t i = sizes.size(); i-- > 0;) {  // backward order
-        STATUS_OK(released.set_grad(i, b.dg[i], nullptr));
+        STATUS_OK(released.set_grad(i, c.dg[i], nullptr));
         STATUS_OK(released.step_tensor_async(i, nullptr));
         STATUS_OK(released.set_grad(i, nullptr, nullptr));
       }
