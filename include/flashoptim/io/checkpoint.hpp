@@ -104,6 +104,13 @@ struct save_options {
   /// Optional: `count` shapes, one per tensor (product = tensor size), so
   /// readers see the parameters' real shapes. Null: 1-D tensors.
   const std::vector<std::int64_t>* shapes = nullptr;
+  /// Optional: the FP8 copy the optimizer writes (optim::fp8_form::json(),
+  /// docs/fp8-params.md), stored as metadata "fp8_params" so that readers
+  /// know the model's weights are FP8 with block scales. It must be a JSON
+  /// object; it adds no tensor and changes no byte (the copy is a function
+  /// of the master and is re-derived after a load), so the format version
+  /// does not move. cpu::save and device::save fill it from the optimizer.
+  std::string fp8_params;
 };
 
 struct load_options {
@@ -731,6 +738,13 @@ status save_image(const std::string& path, const typename Config::hyper* hypers,
       meta["hyper"] = hyper_json<C>(hypers[0]);
     }
     meta["step"] = std::to_string(step);
+    if (!options.fp8_params.empty()) {
+      const nlohmann::json j = nlohmann::json::parse(options.fp8_params, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object())
+        return status(status_code::invalid_argument, "save_options::fp8_params is not a JSON object: '%.80s'",
+                      options.fp8_params.c_str());
+      meta["fp8_params"] = options.fp8_params;  // as given (a reader's parser takes it as is)
+    }
     nlohmann::json list = nlohmann::json::array(), seeds = nlohmann::json::array(), bases = nlohmann::json::array();
     for (std::size_t i = 0; i < count; ++i) {
       list.push_back(names[i]);

@@ -25,8 +25,10 @@
 #include <vector>
 
 #include "flashoptim/codec/bulk.hpp"
+#include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/cpu/grad_pass.hpp"
 #include "flashoptim/cpu/step.hpp"
+#include "flashoptim/optim/fp8_outputs.hpp"
 #include "flashoptim/optim/lr_check.hpp"
 #include "flashoptim/optim/params.hpp"
 
@@ -90,6 +92,8 @@ class optimizer {
     swap(lr_report_, o.lr_report_);
     swap(max_abs_, o.max_abs_);
     swap(warned_, o.warned_);
+    swap(fp8_, o.fp8_);
+    swap(fp8_form_, o.fp8_form_);
   }
 
   /// Flattens and validates the groups (optim::flatten), plans and
@@ -255,7 +259,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_step(a));
     run_groups(a);
     ++step_count_;
-    return status();
+    return write_fp8();
   }
 
   /// The gradient pass, then the step: cpu::grad_pass reads every gradient
@@ -287,7 +291,7 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_groups(a));
     run_groups(a);
     ++step_count_;
-    return status();
+    return write_fp8();
   }
 
   /// Gradient release: opens step step_count() + 1, whose tensors are then
@@ -350,12 +354,68 @@ class optimizer {
     releasing_ = false;
     stepped_.clear();
     ++step_count_;
-    return status();
+    return write_fp8();
   }
   /// Whether a release step is open (begin_step called, end_step not yet).
   bool in_release_step() const { return releasing_; }
 
+  // ---- FP8 copies (docs/fp8-params.md, "In the owning optimizers") -----
+
+  /// From now on every step (step(), step with the gradient pass, end_step
+  /// of a release step) ends by writing the FP8 copy of every tensor whose
+  /// output has buffers, from the master the step left: values and block
+  /// scales equal to cpu::fp8_param_write on that master (a skipped step
+  /// leaves the master, and so the copy, as it was). `outputs` has one
+  /// entry per tensor (tensors() order; null buffers: no copy); the copy is
+  /// written once now. Host memory. Checks everything first (see
+  /// optim::build_fp8_refs: an FP8 buffer may overlap no buffer of any
+  /// tensor); on error nothing is written and the previous outputs stay.
+  /// Refused inside a release step. A later init() drops them.
+  template <class F8>
+  status set_fp8_outputs(const std::vector<optim::fp8_output<F8>>& outputs, const fp8_param_options& options = {}) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("set_fp8_outputs"));
+    if (releasing_)
+      return status(status_code::invalid_argument, "set_fp8_outputs: a release step is open (begin_step .. end_step)");
+    auto w = std::make_unique<fp8_writer_of<F8>>();
+    w->options = options;
+    optim::fp8_form form;
+    std::vector<std::size_t> index;
+    const status checked = optim::build_fp8_refs<Config, F8>(tensors_, flat_.specs, names_, outputs.data(),
+                                                             outputs.size(), options.pow2_scales, w->refs, index, form);
+    FLASHOPTIM_RETURN_IF_ERROR(checked);
+    FLASHOPTIM_RETURN_IF_ERROR(w->write(step_options_.threads));
+    fp8_ = std::move(w);
+    fp8_form_ = std::move(form);
+    return status();
+  }
+  /// Steps stop writing FP8 copies.
+  void clear_fp8_outputs() {
+    fp8_.reset();
+    fp8_form_ = optim::fp8_form{};
+  }
+  bool has_fp8_outputs() const { return fp8_ != nullptr; }
+  /// The form written (empty without outputs); save() records it.
+  const optim::fp8_form& fp8_form() const { return fp8_form_; }
+  /// Writes the FP8 copies from the current master now (the steps do it
+  /// themselves; load() calls it after restoring the master). No outputs:
+  /// nothing to do.
+  status write_fp8() const { return fp8_ != nullptr ? fp8_->write(step_options_.threads) : status(); }
+
  private:
+  /// The FP8 write, with the format erased (set_fp8_outputs<F8> makes one).
+  struct fp8_writer {
+    virtual ~fp8_writer() = default;
+    virtual status write(int threads) const = 0;
+  };
+  template <class F8>
+  struct fp8_writer_of final : fp8_writer {
+    std::vector<fp8_param_ref<typename Config::master, F8>> refs;
+    fp8_param_options options;
+    status write(int threads) const override {
+      return cpu::fp8_param_write(refs.data(), refs.size(), options, threads);
+    }
+  };
+
   using block_alloc = typename std::allocator_traits<Allocator>::template rebind_alloc<optim_detail::arena_block>;
   using block_traits = std::allocator_traits<block_alloc>;
 
@@ -547,6 +607,8 @@ FLASHOPTIM_OMP_PARALLEL_FOR
   optim::lr_report lr_report_;
   std::vector<double> max_abs_;  ///< each tensor's largest |value| for the lr check
   bool warned_ = false;          ///< report mode's stderr line was printed
+  std::unique_ptr<fp8_writer> fp8_;  ///< set_fp8_outputs; null: no FP8 copy
+  optim::fp8_form fp8_form_;
 };
 
 }  // namespace flashoptim::cpu

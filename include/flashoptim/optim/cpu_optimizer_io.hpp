@@ -35,8 +35,10 @@ status save(const optimizer<Config, Allocator>& opt, const std::string& path, co
                   static_cast<long long>(opt.step_count() + 1));
   std::vector<typename Config::hyper> hypers;
   for (std::size_t g = 0; g < opt.group_count(); ++g) hypers.push_back(opt.hyper(g));
+  io::save_options o = options;
+  if (o.fp8_params.empty() && opt.has_fp8_outputs()) o.fp8_params = opt.fp8_form().json();  // the form, for readers
   return io::save_optimizer<Config>(path, hypers.data(), hypers.size(), opt.tensor_group().data(), opt.step_count(),
-                                    opt.tensors().data(), opt.names().data(), opt.tensor_count(), options);
+                                    opt.tensors().data(), opt.names().data(), opt.tensor_count(), o);
 }
 
 /// Loads `path`, saved from an optimizer over the same tensors (names,
@@ -74,7 +76,7 @@ status load(optimizer<Config, Allocator>& opt, const std::string& path, const io
       (void)opt.set_hyper(g, file_hypers[g]);
   (void)opt.set_step_count(step);
   (void)opt.refresh_lr_check();  // the weights are the file's now
-  return status();
+  return opt.write_fp8();         // and so is the master the FP8 copy comes from
 }
 
 }  // namespace flashoptim::cpu
