@@ -86,6 +86,8 @@ do_tests() {
   run optimizer_offload 300 test_gpu_optimizer_offload
   run fp8_param 200 test_gpu_fp8_param
   run fp8_step 300 test_gpu_fp8_step
+  run optimizer_fp8 200 test_gpu_optimizer_fp8
+  run example_fp8_gather 60 flashoptim_example_fp8_gather
   run demo 120 flashoptim_demo
   run example_groups_graph 60 flashoptim_example_groups_graph
   run example_offload_gpu 60 flashoptim_example_offload_gpu

@@ -57,8 +57,10 @@
 #include "flashoptim/device/memory_kind.cuh"
 #include "flashoptim/device/state_init.cuh"
 #include "flashoptim/device/step_plan.cuh"
+#include "flashoptim/kernel/fp8_param_kernel.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
 #include "flashoptim/layout/offload.hpp"
+#include "flashoptim/optim/fp8_outputs.hpp"
 #include "flashoptim/optim/lr_check.hpp"
 #include "flashoptim/optim/params.hpp"
 
@@ -432,6 +434,10 @@ class optimizer {
       FLASHOPTIM_RETURN_IF_ERROR(measure_params(stream));
       check_lr();
     }
+    if (fp8_ != nullptr) {  // the master is the copy's now: so is the FP8 copy made from it
+      FLASHOPTIM_RETURN_IF_ERROR(fp8_->write_async(stream));
+      return detail::cuda_status(cudaStreamSynchronize(stream), "copy_from_host: FP8 copy");
+    }
     return status();
   }
 
@@ -486,8 +492,8 @@ class optimizer {
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), ctl, stream));
     if (!pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(launch_steps(nullptr, nullptr, stream));
     else FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&control_->control.multiplier, &control_->control.skip, stream));
-    if (host_) return host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, true, stream);
-    return status();
+    if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, true, stream));
+    return write_fp8_async(stream);
   }
   /// One step whose multiplier and skip flag come from a gradient pass run
   /// by someone else over more tensors than this optimizer's (device
@@ -504,8 +510,8 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(check_not_capturing_offload(stream, "step_async"));
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), shared, stream));
     FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&shared->multiplier, &shared->skip, stream));
-    if (host_) return host_run(0, host_->chunks.size(), true, 1.0, true, stream);
-    return status();
+    if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_run(0, host_->chunks.size(), true, 1.0, true, stream));
+    return write_fp8_async(stream);
   }
 
   // ---- Gradient release ------------------------------------------------
@@ -587,9 +593,71 @@ class optimizer {
                       names_[i].c_str());
     FLASHOPTIM_RETURN_IF_ERROR(advance_step_async(&control_->next_step, nullptr, stream));
     releasing_ = false;
-    return status();
+    return write_fp8_async(stream);
   }
   bool in_release_step() const { return releasing_; }
+
+  // ---- FP8 copies (docs/fp8-params.md, "In the owning optimizers") -----
+
+  /// From now on every step (step_async, either form, and end_step_async)
+  /// ends with one launch that writes the FP8 copy of every tensor whose
+  /// output has buffers, from the master the step left
+  /// (kernel::fp8_param_plan: the bytes of cpu::fp8_param_write on that
+  /// master; a skipped step leaves the master and so the copy). `outputs`:
+  /// one per tensor (tensors() order; null buffers: no copy), device
+  /// memory. The copy is written once now. Checks everything first
+  /// (optim::build_fp8_refs; the buffers' memory kind; an off-loaded
+  /// tensor, whose correction lives in host memory, cannot have one); on
+  /// error nothing is written and the previous outputs stay. Set-up:
+  /// allocates the launch table and synchronizes `stream`. Refused inside a
+  /// release step. A later init() drops them.
+  template <class F8>
+  status set_fp8_outputs(const std::vector<optim::fp8_output<F8>>& outputs, const fp8_param_options& options = {},
+                         cudaStream_t stream = nullptr) {
+    FLASHOPTIM_RETURN_IF_ERROR(check_ready("set_fp8_outputs"));
+    if (releasing_) return status(status_code::invalid_argument, "set_fp8_outputs: a release step is in progress");
+    std::vector<fp8_param_ref<typename Config::master, F8>> refs;
+    std::vector<std::size_t> index;
+    optim::fp8_form form;
+    const status checked = optim::build_fp8_refs<Config, F8>(tensors_, flat_.specs, names_, outputs.data(),
+                                                             outputs.size(), options.pow2_scales, refs, index, form);
+    FLASHOPTIM_RETURN_IF_ERROR(checked);
+    int dev = 0;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const std::size_t i = index[k];
+      if (i < host_count_)
+        return status(status_code::invalid_argument,
+                      "set_fp8_outputs: tensor %zu ('%.80s') is off-loaded (offload_fraction): its correction lives in "
+                      "host memory and the optimizer writes no FP8 copy of it",
+                      i, names_[i].c_str());
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "fp8 values", refs[k].values,
+                                                   static_cast<std::size_t>(refs[k].shape.size), memory_need::device,
+                                                   dev));
+      FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(
+          i, "fp8 scales", refs[k].scales, static_cast<std::size_t>(refs[k].shape.scale_count()) * sizeof(float),
+          memory_need::device, dev));
+    }
+    auto w = std::make_unique<fp8_writer_of<F8>>();
+    w->options = options;
+    FLASHOPTIM_RETURN_IF_ERROR(w->plan.build(refs.data(), refs.size()));
+    FLASHOPTIM_RETURN_IF_ERROR(w->write_async(stream));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "set_fp8_outputs: synchronize"));
+    fp8_ = std::move(w);
+    fp8_form_ = std::move(form);
+    return status();
+  }
+  /// Steps stop writing FP8 copies.
+  void clear_fp8_outputs() {
+    fp8_.reset();
+    fp8_form_ = optim::fp8_form{};
+  }
+  bool has_fp8_outputs() const { return fp8_ != nullptr; }
+  /// The form written (empty without outputs); device::save records it.
+  const optim::fp8_form& fp8_form() const { return fp8_form_; }
+  /// Writes the FP8 copies from the current master now, stream-ordered
+  /// (the steps and copy_from_host do it themselves). No outputs: nothing.
+  status write_fp8_async(cudaStream_t stream) const { return fp8_ != nullptr ? fp8_->write_async(stream) : status(); }
 
   void swap(optimizer& o) noexcept {
     using std::swap;
@@ -620,9 +688,23 @@ class optimizer {
     swap(slots_, o.slots_);
     swap(written_, o.written_);
     swap(unbound_, o.unbound_);
+    swap(fp8_, o.fp8_);
+    swap(fp8_form_, o.fp8_form_);
   }
 
  private:
+  /// The FP8 write, with the format erased (set_fp8_outputs<F8> makes one).
+  struct fp8_writer {
+    virtual ~fp8_writer() = default;
+    virtual status write_async(cudaStream_t stream) const = 0;
+  };
+  template <class F8>
+  struct fp8_writer_of final : fp8_writer {
+    kernel::fp8_param_plan<typename Config::master, F8> plan;
+    fp8_param_options options;
+    status write_async(cudaStream_t stream) const override { return plan.write_async(options, stream); }
+  };
+
   /// The arena's allocation unit, so a rebound allocator returns
   /// 256-byte-aligned memory (cudaMalloc's alignment, and layout's).
   struct alignas(256) block {
@@ -1306,6 +1388,8 @@ class optimizer {
   };
   std::vector<written_span> written_;
   std::size_t unbound_ = 0;  ///< tensors with elements whose gradient is unbound (set_grad(i, nullptr))
+  std::unique_ptr<fp8_writer> fp8_;  ///< set_fp8_outputs; null: no FP8 copy
+  optim::fp8_form fp8_form_;
 };
 
 }  // namespace flashoptim::device

@@ -30,8 +30,10 @@ status save(const optimizer<Config, Policy, Allocator>& opt, const std::string& 
   FLASHOPTIM_RETURN_IF_ERROR(opt.copy_to_host(h, stream));
   std::vector<typename Config::hyper> hypers;
   for (std::size_t g = 0; g < opt.group_count(); ++g) hypers.push_back(opt.hyper(g));
+  io::save_options o = options;
+  if (o.fp8_params.empty() && opt.has_fp8_outputs()) o.fp8_params = opt.fp8_form().json();  // the form, for readers
   return io::save_optimizer<Config>(path, hypers.data(), hypers.size(), opt.tensor_group().data(), h.step_count,
-                                    h.tensors.data(), opt.names().data(), h.tensors.size(), options);
+                                    h.tensors.data(), opt.names().data(), h.tensors.size(), o);
 }
 
 /// Loads `path` (saved from an optimizer over the same tensors, names and

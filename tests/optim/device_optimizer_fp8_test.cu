@@ -1,0 +1,305 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// device::optimizer writing FP8 copies (set_fp8_outputs, docs/fp8-params.md
+// "In the owning optimizers") == cpu::optimizer writing them, byte for byte,
+// over the same model: both block kinds, both formats, power-of-two scales,
+// a compressed and an fp32 master, the gradient pass with a skipped step, a
+// release step, a CUDA graph replaying step + write, and a checkpoint load
+// that re-derives the copy; bad outputs are refused with nothing written.
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "common/configs.hpp"
+#include "common/data.hpp"
+#include "common/gpu_check.hpp"
+#include "flashoptim/optim/cpu_optimizer.hpp"
+#include "flashoptim/optim/device_optimizer.cuh"
+#include "flashoptim/optim/device_optimizer_io.cuh"
+#include "optimizer_bytes.cuh"
+
+using namespace flashoptim;
+namespace tc = testconfigs;
+using optimizer_test::bytes_of;
+
+namespace {
+
+struct tensor_desc {
+  std::int64_t size, rows, cols;
+  fp8_block_kind kind;
+  bool copy;
+};
+// 128 x 128 blocks with partial tiles; 1 x 128 on rows of 256; a 1-D tensor
+// with a partial last block; a tensor without a copy (two groups).
+const std::vector<tensor_desc> descs = {{200 * 300, 200, 300, fp8_block_kind::tile_128x128, true},
+                                        {64 * 256, 64, 256, fp8_block_kind::row_1x128, true},
+                                        {1000, 0, 0, fp8_block_kind::row_1x128, true},
+                                        {77, 0, 0, fp8_block_kind::row_1x128, false}};
+
+fp8_block_shape shape_of(const tensor_desc& d) {
+  return d.rows > 0 ? fp8_shape_2d(d.rows, d.cols, d.kind) : fp8_shape_1d(d.size);
+}
+
+/// The same model twice: host buffers for cpu::optimizer, device buffers
+/// for device::optimizer, and both sides' FP8 outputs (sentinel-filled).
+template <class Config, class F8>
+struct twin {
+  using P = typename Config::param_type;
+  using G = typename Config::grad_type;
+  std::vector<std::vector<P>> hp;
+  std::vector<std::vector<G>> hg;
+  std::vector<std::vector<float>> fp32;
+  std::vector<std::vector<F8>> hv;
+  std::vector<std::vector<float>> hs;
+  std::vector<P*> dp;
+  std::vector<G*> dg;
+  std::vector<float*> dfp32;
+  std::vector<F8*> dv;
+  std::vector<float*> ds;
+
+  explicit twin(std::uint64_t seed) {
+    testdata::generator gen(seed);
+    for (const auto& d : descs) {
+      const auto n = static_cast<std::size_t>(d.size);
+      const auto nb = static_cast<std::size_t>(shape_of(d).scale_count());
+      hp.emplace_back(n);
+      hg.emplace_back(n);
+      fp32.push_back(gen.values(n, 0.05f, 0.0));
+      hv.emplace_back(n, F8{0x5a});
+      hs.emplace_back(nb, -7.0f);
+      dp.push_back(alloc<P>(n));
+      dg.push_back(alloc<G>(n));
+      dfp32.push_back(alloc<float>(n));
+      dv.push_back(alloc<F8>(n));
+      ds.push_back(alloc<float>(nb));
+      GPU_CHECK(cudaMemcpy(dfp32.back(), fp32.back().data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      GPU_CHECK(cudaMemcpy(dv.back(), hv.back().data(), n, cudaMemcpyHostToDevice));
+      GPU_CHECK(cudaMemcpy(ds.back(), hs.back().data(), nb * sizeof(float), cudaMemcpyHostToDevice));
+    }
+  }
+  ~twin() {
+    for (auto* p : dp) cudaFree(p);
+    for (auto* p : dg) cudaFree(p);
+    for (auto* p : dfp32) cudaFree(p);
+    for (auto* p : dv) cudaFree(p);
+    for (auto* p : ds) cudaFree(p);
+  }
+  twin(const twin&) = delete;
+  twin& operator=(const twin&) = delete;
+  template <class T>
+  static T* alloc(std::size_t n) {
+    T* p = nullptr;
+    GPU_CHECK(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)));
+    return p;
+  }
+
+  std::vector<optim::param_group<Config>> groups(bool device) {
+    std::vector<optim::param_group<Config>> gs(2);
+    for (int g = 0; g < 2; ++g) {
+      gs[g].hyper.lr = 1e-2 * (g + 1);
+      gs[g].hyper.weight_decay = g == 0 ? 0.1 : 0.0;
+    }
+    for (std::size_t i = 0; i < descs.size(); ++i) {
+      optim::param_spec s;
+      s.param = device ? static_cast<void*>(dp[i]) : hp[i].data();
+      s.grad = device ? static_cast<const void*>(dg[i]) : hg[i].data();
+      s.size = descs[i].size;
+      s.rows = descs[i].rows;
+      s.cols = descs[i].cols;
+      s.name = "w" + std::to_string(i);
+      s.init_fp32 = device ? dfp32[i] : fp32[i].data();
+      gs[i < 2 ? 0 : 1].params.push_back(s);
+    }
+    return gs;
+  }
+  std::vector<optim::fp8_output<F8>> outputs(bool device) {
+    std::vector<optim::fp8_output<F8>> o(descs.size());
+    for (std::size_t i = 0; i < descs.size(); ++i)
+      if (descs[i].copy)
+        o[i] = {device ? dv[i] : hv[i].data(), device ? ds[i] : hs[i].data(), descs[i].kind};
+    return o;
+  }
+  void set_grads(std::uint64_t seed, bool non_finite = false) {
+    testdata::generator gen(seed);
+    for (auto& g : hg)
+      for (auto& x : g) x = format::from_float<G>(gen.normal(0.5f));
+    if (non_finite) hg[1][5] = format::from_float<G>(std::numeric_limits<float>::infinity());
+    for (std::size_t i = 0; i < descs.size(); ++i)
+      GPU_CHECK(cudaMemcpy(dg[i], hg[i].data(), hg[i].size() * sizeof(G), cudaMemcpyHostToDevice));
+  }
+  /// Every FP8 byte of the device side == the host side's (the sentinels
+  /// included, for the tensor without a copy).
+  void require_same_copy(const char* when) {
+    GPU_CHECK(cudaDeviceSynchronize());
+    for (std::size_t i = 0; i < descs.size(); ++i) {
+      CAPTURE(when);
+      CAPTURE(i);
+      const auto v = bytes_of(reinterpret_cast<const std::uint8_t*>(dv[i]), static_cast<std::int64_t>(hv[i].size()));
+      const auto s = bytes_of(ds[i], static_cast<std::int64_t>(hs[i].size()));
+      REQUIRE(std::memcmp(v.data(), hv[i].data(), v.size()) == 0);
+      REQUIRE(std::memcmp(s.data(), hs[i].data(), s.size()) == 0);
+      if (!descs[i].copy) REQUIRE(hv[i][0].bits == 0x5a);
+    }
+  }
+};
+
+optim::optimizer_options quiet() {
+  optim::optimizer_options o;
+  o.lr_check = optim::lr_check_mode::off;
+  o.seed = 5;
+  return o;
+}
+
+template <class Config, class F8>
+void run_twin(bool pow2) {
+  twin<Config, F8> m(11);
+  cpu::optimizer<Config> host;
+  device::optimizer<Config> dev;
+  STATUS_OK(host.init(m.groups(false), quiet()));
+  STATUS_OK(dev.init(m.groups(true), quiet()));
+  fp8_param_options po;
+  po.pow2_scales = pow2;
+  STATUS_OK(host.set_fp8_outputs(m.outputs(false), po));
+  STATUS_OK(dev.set_fp8_outputs(m.outputs(true), po));
+  CHECK(dev.fp8_form().json() == host.fp8_form().json());
+  m.require_same_copy("set_fp8_outputs");
+  cudaStream_t stream;
+  GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (int s = 1; s <= 3; ++s) {
+    m.set_grads(100 + s);
+    STATUS_OK(host.step());
+    STATUS_OK(dev.step_async(stream));
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    m.require_same_copy("step");
+  }
+  // the gradient pass: a clipped step, then a skipped one (the copy stays)
+  grad_pass_config cfg;
+  cfg.max_norm = 0.25;
+  STATUS_OK(dev.set_grad_pass(cfg));
+  grad_control ctl;
+  for (const bool bad : {false, true}) {
+    m.set_grads(200 + bad, bad);
+    STATUS_OK(host.step(cfg, ctl));
+    STATUS_OK(dev.step_async(stream));
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    m.require_same_copy(bad ? "skipped step" : "clipped step");
+  }
+  dev.clear_grad_pass();
+  // a release step: the copy is written at its end
+  STATUS_OK(dev.enable_release());
+  m.set_grads(300);
+  STATUS_OK(host.begin_step());
+  STATUS_OK(dev.begin_step());
+  for (std::size_t i = descs.size(); i-- > 0;) {
+    STATUS_OK(host.step_tensor(i));
+    STATUS_OK(dev.step_tensor_async(i, stream));
+  }
+  STATUS_OK(host.end_step());
+  STATUS_OK(dev.end_step_async(stream));
+  GPU_CHECK(cudaStreamSynchronize(stream));
+  m.require_same_copy("release step");
+  // a CUDA graph of step_async replays the step and the write
+  cudaGraph_t graph;
+  GPU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const status captured = dev.step_async(stream);
+  GPU_CHECK(cudaStreamEndCapture(stream, &graph));
+  STATUS_OK(captured);
+  cudaGraphExec_t exec;
+  GPU_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int s = 1; s <= 2; ++s) {
+    m.set_grads(400 + s);
+    STATUS_OK(host.step());
+    GPU_CHECK(cudaGraphLaunch(exec, stream));
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    m.require_same_copy("graph replay");
+  }
+  GPU_CHECK(cudaGraphExecDestroy(exec));
+  GPU_CHECK(cudaGraphDestroy(graph));
+  GPU_CHECK(cudaStreamDestroy(stream));
+}
+
+std::string temp_path(const std::string& leaf) {
+  static int counter = 0;
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/flashoptim_gpufp8_" + std::to_string(::getpid()) + "_" +
+         std::to_string(counter++) + "_" + leaf;
+}
+
+}  // namespace
+
+TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: bf16 + int8 master, e4m3") {
+  run_twin<tc::adamw_default, fp8_e4m3>(false);
+}
+TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: fp32 master, e5m2, power-of-two scales") {
+  run_twin<tc::adamw_fp32_native, fp8_e5m2>(true);
+}
+
+TEST_CASE("device::optimizer: bad FP8 outputs are refused and nothing is written") {
+  using C = tc::adamw_default;
+  using F8 = fp8_e4m3;
+  twin<C, F8> m(21);
+  device::optimizer<C> dev;
+  CHECK(dev.set_fp8_outputs(m.outputs(true)).code() == status_code::invalid_argument);  // before init
+  STATUS_OK(dev.init(m.groups(true), quiet()));
+  CHECK_FALSE(dev.set_fp8_outputs(m.outputs(false)).ok());  // host memory
+  auto bad = m.outputs(true);
+  bad[2].values = reinterpret_cast<F8*>(m.dp[0]);  // over a parameter
+  CHECK(dev.set_fp8_outputs(bad).code() == status_code::aliasing);
+  bad = m.outputs(true);
+  bad[2].blocks = fp8_block_kind::tile_128x128;  // a 1-D tensor
+  CHECK(dev.set_fp8_outputs(bad).code() == status_code::invalid_argument);
+  CHECK_FALSE(dev.has_fp8_outputs());
+  m.require_same_copy("nothing written");  // the device buffers still hold the host's sentinels
+  // an off-loaded tensor cannot have a copy
+  optim::optimizer_options o = quiet();
+  o.offload_fraction = 0.5;
+  device::optimizer<C> off;
+  STATUS_OK(off.init(m.groups(true), o));
+  REQUIRE(off.host_tensor_count() > 0);
+  CHECK(off.set_fp8_outputs(m.outputs(true)).code() == status_code::invalid_argument);
+  m.require_same_copy("nothing written (off-load)");
+}
+
+TEST_CASE("device::save records the FP8 form; device::load re-derives the copy") {
+  using C = tc::adamw_default;
+  using F8 = fp8_e4m3;
+  twin<C, F8> a(31), b(31);
+  device::optimizer<C> src, dst;
+  STATUS_OK(src.init(a.groups(true), quiet()));
+  STATUS_OK(dst.init(b.groups(true), quiet()));
+  STATUS_OK(src.set_fp8_outputs(a.outputs(true)));
+  STATUS_OK(dst.set_fp8_outputs(b.outputs(true)));
+  for (int s = 1; s <= 2; ++s) {
+    a.set_grads(40 + s);
+    STATUS_OK(src.step_async(nullptr));
+  }
+  b.set_grads(99);
+  STATUS_OK(dst.step_async(nullptr));
+  const std::string path = temp_path("fp8.safetensors");
+  STATUS_OK(device::save(src, path));
+  std::vector<unsigned char> image;
+  STATUS_OK(io::read_file(path, image));
+  io::safetensors_header h;
+  STATUS_OK(io::parse_safetensors(image.data(), image.size(), h));
+  REQUIRE(h.metadata.count("fp8_params") == 1);
+  CHECK(h.metadata.at("fp8_params") == src.fp8_form().json());
+  STATUS_OK(device::load(dst, path));
+  GPU_CHECK(cudaDeviceSynchronize());
+  for (std::size_t i = 0; i < descs.size(); ++i) {
+    CAPTURE(i);
+    const auto n = static_cast<std::int64_t>(a.hv[i].size());
+    CHECK(bytes_of(reinterpret_cast<const std::uint8_t*>(a.dv[i]), n) ==
+          bytes_of(reinterpret_cast<const std::uint8_t*>(b.dv[i]), n));
+    CHECK(bytes_of(a.ds[i], static_cast<std::int64_t>(a.hs[i].size())) ==
+          bytes_of(b.ds[i], static_cast<std::int64_t>(b.hs[i].size())));
+  }
+  std::remove(path.c_str());
+}
