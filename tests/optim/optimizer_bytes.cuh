@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/gpu_check.hpp"
@@ -30,7 +31,7 @@ std::vector<unsigned char> bytes_of(const T* p, std::int64_t count) {
 template <class Config, class A, class B>
 void require_same(const A& a, const B& b, const char* where) {
   using namespace flashoptim;
-  INFO(where);
+  INFO(std::string(where));  // a char pointer would print as an address
   GPU_CHECK(cudaDeviceSynchronize());
   REQUIRE(a.tensor_count() == b.tensor_count());
   for (std::size_t i = 0; i < a.tensor_count(); ++i) {
