@@ -72,18 +72,10 @@ def run_bench(specs, json_path):
     return merged
 
 
-def time_torch(shape_name, dtype_name, reps=20):
+def median_step_ms(opt, reps):
+    """Median of `reps` opt.step() timed with CUDA events, after 3 warm-ups."""
     import torch
 
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
-    sizes = SHAPES[shape_name]
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    params = []
-    for n in sizes:
-        p = torch.nn.Parameter(torch.randn(n, device="cuda", dtype=dtype, generator=gen) * 0.1)
-        p.grad = torch.randn(n, device="cuda", dtype=dtype, generator=gen) * 1e-3
-        params.append(p)
-    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, fused=True)
     for _ in range(3):
         opt.step()
     torch.cuda.synchronize()
@@ -97,11 +89,27 @@ def time_torch(shape_name, dtype_name, reps=20):
         b.synchronize()
         times.append(a.elapsed_time(b))
     times.sort()
+    return times[len(times) // 2]
+
+
+def time_torch(shape_name, dtype_name, reps=20):
+    import torch
+
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
+    sizes = SHAPES[shape_name]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    params = []
+    for n in sizes:
+        p = torch.nn.Parameter(torch.randn(n, device="cuda", dtype=dtype, generator=gen) * 0.1)
+        p.grad = torch.randn(n, device="cuda", dtype=dtype, generator=gen) * 1e-3
+        params.append(p)
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, fused=True)
+    ms = median_step_ms(opt, reps)
     n = sum(sizes)
     bytes_per_param = 28 if dtype_name == "fp32" else 14  # read p, g, m, v; write p, m, v
     del opt, params
     torch.cuda.empty_cache()
-    return {"ms": times[len(times) // 2], "params": n, "tensors": len(sizes), "bytes": n * bytes_per_param,
+    return {"ms": ms, "params": n, "tensors": len(sizes), "bytes": n * bytes_per_param,
             "bytes_per_param": bytes_per_param}
 
 
@@ -126,22 +134,10 @@ def time_paper(rule, shape_name, reps=20):
         params.append(p)
     cls, kw = PAPER_RULES[rule]
     opt = getattr(paper, cls)(params, master_weight_bits=24, quantize=True, **kw)
-    for _ in range(3):
-        opt.step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        opt.step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
+    ms = median_step_ms(opt, reps)
     del opt, params
     torch.cuda.empty_cache()
-    return {"ms": times[len(times) // 2], "params": sum(sizes), "tensors": len(sizes),
+    return {"ms": ms, "params": sum(sizes), "tensors": len(sizes),
             "version": getattr(paper, "__version__", "?")}
 
 

@@ -22,6 +22,7 @@
 
 #include "common/configs.hpp"
 #include "common/data.hpp"
+#include "fp8_outputs_model.hpp"
 #include "flashoptim/io/file.hpp"
 #include "flashoptim/io/safetensors.hpp"
 #include "flashoptim/optim/cpu_optimizer_io.hpp"
@@ -38,18 +39,8 @@ std::string temp_path(const std::string& leaf) {
          std::to_string(counter++) + "_" + leaf;
 }
 
-// Tensor i: rows x cols (0 x 0: 1-D), its block kind, whether it has a copy.
-struct tensor_desc {
-  std::int64_t size, rows, cols;
-  fp8_block_kind kind;
-  bool copy;
-};
-// 128 x 128 blocks with partial tiles on both edges; 1 x 128 on rows of 256;
-// a 1-D tensor with a partial last block; a tensor without a copy.
-const std::vector<tensor_desc> descs = {{200 * 300, 200, 300, fp8_block_kind::tile_128x128, true},
-                                        {64 * 256, 64, 256, fp8_block_kind::row_1x128, true},
-                                        {1000, 0, 0, fp8_block_kind::row_1x128, true},
-                                        {77, 0, 0, fp8_block_kind::row_1x128, false}};
+using fp8_outputs_test::descs;
+using fp8_outputs_test::shape_of;
 
 template <class Config, class F8>
 struct fp8_model {
@@ -69,7 +60,7 @@ struct fp8_model {
       grads.emplace_back(n);
       fp32.push_back(gen.values(n, 0.05f, 0.0));
       values.emplace_back(n, F8{0x5a});  // a sentinel no write leaves
-      const fp8_block_shape s = d.rows > 0 ? fp8_shape_2d(d.rows, d.cols, d.kind) : fp8_shape_1d(d.size);
+      const fp8_block_shape s = shape_of(d);
       scales.emplace_back(static_cast<std::size_t>(s.scale_count()), -7.0f);
     }
   }
@@ -119,7 +110,7 @@ void expected_copy(const cpu::optimizer<Config>& opt, bool pow2, std::vector<std
     fp8_param_ref<typename Config::master, F8> r;
     r.master = t.param;
     if constexpr (Config::has_aux) r.aux = t.aux;
-    r.shape = descs[i].rows > 0 ? fp8_shape_2d(descs[i].rows, descs[i].cols, descs[i].kind) : fp8_shape_1d(descs[i].size);
+    r.shape = shape_of(descs[i]);
     values[i].resize(static_cast<std::size_t>(r.shape.size));
     scales[i].resize(static_cast<std::size_t>(r.shape.scale_count()));
     r.values = values[i].data();

@@ -20,6 +20,7 @@
 
 #include "common/configs.hpp"
 #include "common/data.hpp"
+#include "fp8_outputs_model.hpp"
 #include "common/gpu_check.hpp"
 #include "flashoptim/optim/cpu_optimizer.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
@@ -32,21 +33,8 @@ using optimizer_test::bytes_of;
 
 namespace {
 
-struct tensor_desc {
-  std::int64_t size, rows, cols;
-  fp8_block_kind kind;
-  bool copy;
-};
-// 128 x 128 blocks with partial tiles; 1 x 128 on rows of 256; a 1-D tensor
-// with a partial last block; a tensor without a copy (two groups).
-const std::vector<tensor_desc> descs = {{200 * 300, 200, 300, fp8_block_kind::tile_128x128, true},
-                                        {64 * 256, 64, 256, fp8_block_kind::row_1x128, true},
-                                        {1000, 0, 0, fp8_block_kind::row_1x128, true},
-                                        {77, 0, 0, fp8_block_kind::row_1x128, false}};
-
-fp8_block_shape shape_of(const tensor_desc& d) {
-  return d.rows > 0 ? fp8_shape_2d(d.rows, d.cols, d.kind) : fp8_shape_1d(d.size);
-}
+using fp8_outputs_test::descs;
+using fp8_outputs_test::shape_of;
 
 /// The same model twice: host buffers for cpu::optimizer, device buffers
 /// for device::optimizer, and both sides' FP8 outputs (sentinel-filled).
