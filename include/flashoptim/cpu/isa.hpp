@@ -76,14 +76,26 @@ inline bool isa_available(isa i) {
     case isa::automatic:
     case isa::portable: return true;
 #if FLASHOPTIM_CPU_X86_SIMD
-    case isa::avx2:
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && detail::has_f16c();
-    case isa::avx512:
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("fma") && detail::has_f16c();
+    // Asked once per process: has_f16c's cpuid leaves a virtual machine for
+    // its hypervisor (about 10 us per call on the development VM, as long as
+    // stepping 20 000 fp32 parameters), and cpu::step asks on every call
+    // that names its path (docs/cpu.md, 2026-12-01/02).
+    case isa::avx2: {
+      static const bool available = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && detail::has_f16c();
+      }();
+      return available;
+    }
+    case isa::avx512: {
+      static const bool available = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("fma") && detail::has_f16c();
+      }();
+      return available;
+    }
 #else
     case isa::avx2:
     case isa::avx512: return false;

@@ -177,12 +177,33 @@ struct velem<std::uint16_t> {
   FLASHOPTIM_CPU_FN static void store(std::uint16_t* p, vi x) { ops::store_16(p, x); }
 };
 
-/// Lanes the scalar step_tile flags for its finite-arithmetic recomputation
-/// (rule/tile.hpp finite_guard): not finite, or beyond `limit`, what the
-/// slot stores finite. The group then takes the scalar step.
-FLASHOPTIM_CPU_FN vm beyond_limit(vf x, float limit) {
-  if (format::bits_of(limit) == format::max_finite_bits) return ops::nonfinite(x);
-  return ops::mor(ops::nonfinite(x), ops::gt(ops::abs(x), ops::set1(limit)));
+/// The scalar step_tile's finite-arithmetic recomputation (rule/tile.hpp
+/// finite_guard) takes a lane that is not finite, or beyond `limit`, what
+/// the slot stores finite; the group then takes the scalar step.
+/// fp32's own limit is a class test per vector (`bad`). A smaller limit
+/// (bf16, fp16, fp8; every limit is finite) is a running maximum of |x|'s
+/// bits (`reach`), compared once per group: as integers those bits order finite values as the floats and
+/// put infinities and NaNs above every finite limit, so "not finite or
+/// |x| > limit" is "bits(|x|) > bits(limit)", two vector operations per
+/// value instead of a class test, an absolute value, a compare and mask
+/// moves (bf16/bf16 AdamW, docs/cpu.md). (vrangeps would be one operation
+/// but returns the other operand for a quiet NaN.)
+struct limit_check {
+  vm bad;
+  vi reach;
+};
+FLASHOPTIM_CPU_FN bool is_fp32_limit(float limit) { return format::bits_of(limit) == format::max_finite_bits; }
+FLASHOPTIM_CPU_FN limit_check limit_start() { return {ops::mask_none(), ops::set1i(0)}; }
+FLASHOPTIM_CPU_FN void note_limit(limit_check& c, vf x, float limit) {
+  if (is_fp32_limit(limit)) {
+    c.bad = ops::mor(c.bad, ops::nonfinite(x));
+  } else {
+    c.reach = ops::maxi(c.reach, ops::andi(ops::as_i(x), ops::set1i(0x7fffffff)));
+  }
+}
+FLASHOPTIM_CPU_FN vm beyond_limit(const limit_check& c, float limit) {
+  if (is_fp32_limit(limit)) return c.bad;
+  return ops::mor(c.bad, ops::gti(c.reach, ops::set1i(static_cast<std::int32_t>(format::bits_of(limit)))));
 }
 
 // ------------------------------------------------------------ master modes
@@ -206,7 +227,14 @@ struct vmaster<codec::native<T>> {
     return velem<T>::value(r.p);
   }
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi&) {
-    p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
+    if constexpr (std::is_same<T, float>::value) {
+      // fp32 stores its value's bits: where they did not change, the old
+      // bytes are those bits already, so master_update's select is the identity
+      (void)before, (void)r;
+      p = ops::as_i(after);
+    } else {
+      p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
+    }
   }
   FLASHOPTIM_CPU_FN static void store(T* p, none_t*, vi bits_p, vi) { velem<T>::store(p, bits_p); }
 };
@@ -479,12 +507,13 @@ FLASHOPTIM_CPU_FN vreciprocal make_reciprocal(vf s) {
 
 // ------------------------------------------------------------ state codecs
 // Per vector: decode (finds sentinels through `extreme`), pre (the
-// companded value; plain codecs flag non-finite values in `bad`, grouped
-// ones find them in their group maximum) and encode (`index` is the tensor
-// index of the vector's first lane, for stochastic rounding). Per group or
-// per block of `lanes` groups: the scale to decode with, and the norm to
-// encode with, from amax_bits (the bits of max |pre(x)|: the group's scale
-// input for finite values, >= 0x7f800000 when any value is not).
+// companded value; plain codecs note their values against their limit
+// (note_limit), grouped ones find non-finite values in their group maximum)
+// and encode (`index` is the tensor index of the vector's first lane, for
+// stochastic rounding). Per group or per block of `lanes` groups: the scale
+// to decode with, and the norm to encode with, from amax_bits (the bits of
+// max |pre(x)|: the group's scale input for finite values, >= 0x7f800000
+// when any value is not).
 
 template <class State>
 struct vstate;
@@ -492,6 +521,9 @@ struct vstate;
 /// Codecs without a scale.
 struct vstate_no_scale {
   static constexpr bool grouped = false;
+  /// Whether pre notes its values against a limit (note_limit).
+  static constexpr bool limited = false;
+  FLASHOPTIM_CPU_FN static float limit() { return 0.0f; }
   struct scale_value {};
   struct norm {};
   using block_scales = scale_value;
@@ -522,15 +554,17 @@ struct vstate_no_scale {
 template <>
 struct vstate<codec::none> : vstate_no_scale {
   FLASHOPTIM_CPU_FN static vf decode(const none_t*, scale_value, vi&) { return ops::set1(0.0f); }
-  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, vm&) { return x; }
+  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, limit_check&) { return x; }
   FLASHOPTIM_CPU_FN static void encode(vf, const norm&, none_t*, std::uint64_t, std::uint64_t, std::uint64_t) {}
 };
 
 template <class T, format::rounding R>
 struct vstate<codec::plain<T, R>> : vstate_no_scale {
   FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value, vi&) { return velem<T>::load_value(q); }
-  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, vm& bad) {
-    bad = ops::mor(bad, beyond_limit(x, codec::state_limit<codec::plain<T, R>>::value()));
+  static constexpr bool limited = true;
+  FLASHOPTIM_CPU_FN static float limit() { return codec::state_limit<codec::plain<T, R>>::value(); }
+  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, limit_check& c) {
+    note_limit(c, x, limit());
     return x;
   }
   FLASHOPTIM_CPU_FN static void encode(vf x, const norm&, T* q, std::uint64_t seed, std::uint64_t step,
@@ -564,6 +598,8 @@ struct vcode_info<codec::fp8_code<T>> {
 template <class Code, class Compander, class Scale, codec::code_rounding R>
 struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   static constexpr bool grouped = true;
+  static constexpr bool limited = false;  ///< the group maximum finds non-finite values
+  FLASHOPTIM_CPU_FN static float limit() { return 0.0f; }
   using code_type = typename Code::storage;
   using scale_type = typename Scale::storage;
   static constexpr bool is_fp8 = vcode_info<Code>::fp8;
@@ -679,7 +715,7 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
 
   /// Compander::pre; the sqrt compander takes sqrt(x) from the rule when it
   /// computed one from the same x.
-  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf* sqrt_x, vm&) { return is_sqrt ? (sqrt_x ? *sqrt_x : ops::sqrt(x)) : x; }
+  FLASHOPTIM_CPU_FN static vf pre(vf x, const vf* sqrt_x, limit_check&) { return is_sqrt ? (sqrt_x ? *sqrt_x : ops::sqrt(x)) : x; }
 
   /// Running maximum of |t| as integers: the same order as the floats for
   /// finite values, and infinities and NaNs above all of them.
@@ -776,7 +812,7 @@ struct group_kernel {
     vi out_p[count], out_a[count];  ///< master bytes to store
     vf t[K][count];                 ///< companded states, per slot
     vi amax[K][Groups];
-    vm bad;
+    limit_check lim_p, lim[K];  ///< of the updated parameters, of each plain state
     vi extreme[K];
   };
 
@@ -785,9 +821,10 @@ struct group_kernel {
   template <int Groups>
   FLASHOPTIM_CPU_FN static void update(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                        std::int64_t begin, const scales_type& scales, block<Groups>& r) {
-    r.bad = ops::mask_none();
+    r.lim_p = limit_start();
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       r.extreme[I] = vs<I>::sentinel_start();
+      r.lim[I] = limit_start();
     });
     for (int b = 0; b < Groups; ++b) {
       for (int q = 0; q < K; ++q) r.amax[q][b] = ops::set1i(0);
@@ -806,11 +843,11 @@ struct group_kernel {
         g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
         vr::apply(k.rule, sc, g, p, st, sqrt_v);
-        r.bad = ops::mor(r.bad, beyond_limit(p, format::finite_limit<typename Config::param_type>()));
+        note_limit(r.lim_p, p, format::finite_limit<typename Config::param_type>());
         master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
         FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
           // the rule's square root of this slot's value, when it has it
-          r.t[I][i] = vs<I>::pre(st[I], vr::sqrt_slot == I ? &sqrt_v : nullptr, r.bad);
+          r.t[I][i] = vs<I>::pre(st[I], vr::sqrt_slot == I ? &sqrt_v : nullptr, r.lim[I]);
           r.amax[I][b] = vs<I>::amax_bits(r.amax[I][b], r.t[I][i]);
         });
       }
@@ -833,10 +870,13 @@ struct group_kernel {
     }
   }
 
-  FLASHOPTIM_CPU_FN static bool clean(vm bad, const vi (&extreme)[K]) {
+  template <int Groups>
+  FLASHOPTIM_CPU_FN static bool clean(const block<Groups>& r) {
+    vm bad = beyond_limit(r.lim_p, format::finite_limit<typename Config::param_type>());
     bool sentinel = false;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
-      sentinel = sentinel || vs<I>::has_sentinel(extreme[I]);
+      if (vs<I>::limited) bad = ops::mor(bad, beyond_limit(r.lim[I], vs<I>::limit()));
+      sentinel = sentinel || vs<I>::has_sentinel(r.extreme[I]);
     });
     return !ops::any(bad) && !sentinel;
   }
@@ -859,7 +899,7 @@ struct group_kernel {
       max[I] = vs<I>::grouped ? ops::hmaxi(r.amax[I][0]) : 0;
       finite = finite && max[I] < 0x7f800000;
     });
-    if (!finite || !clean(r.bad, r.extreme)) return false;
+    if (!finite || !clean(r)) return false;
     norms_type norms;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       slot_at<I>(norms).v[0] = vs<I>::store_scale(max[I], at(slot_at<I>(t.states).scales, group));
@@ -886,7 +926,7 @@ struct group_kernel {
       max[I] = vs<I>::grouped ? ops::transpose_max(r.amax[I]) : ops::set1i(0);
       over = ops::mor(over, ops::gti(max[I], finite_limit));
     });
-    if (ops::any(over) || !clean(r.bad, r.extreme)) return false;
+    if (ops::any(over) || !clean(r)) return false;
     norms_type norms;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       const auto block_norms = vs<I>::store_scales(max[I], at(slot_at<I>(t.states).scales, group));
