@@ -69,3 +69,9 @@ using adamw_sr_codes = step_config<rule::adamw, ulp8, bf16,
                                    c::grouped<c::uint8_code<true>, c::sqrt_compander, c::scale_fp32,
                                               c::code_rounding::stochastic>>;
 }  // namespace testconfigs
+
+// The CPU tests link flashoptim_test_instances, which compiles the CPU step
+// of every configuration above once (common/cpu_step_instances.hpp).
+#if defined(FLASHOPTIM_TEST_EXTERN_STEPS)
+#include "common/cpu_step_instances.hpp"
+#endif

@@ -1,0 +1,7 @@
+// SPDX-FileCopyrightText: 2026 flashoptim authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Part 3 of the CPU tests' step instances (common/cpu_step_instances.hpp).
+#include "common/cpu_step_instances.hpp"
+
+FLASHOPTIM_TEST_CONFIGS_PART3(FLASHOPTIM_TEST_DEFINE_STEP)
