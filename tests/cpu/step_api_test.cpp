@@ -7,7 +7,6 @@
 // bounds, and sizes whose byte counts would overflow.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -169,27 +168,19 @@ TEST_CASE("instruction set: detection, override and what step runs") {
   CHECK(std::string(to_string(isa::avx512)) == "avx512");
 }
 
-TEST_CASE("instruction set: a named path costs no cpuid per step") {
+TEST_CASE("instruction set: a named path's availability is one answer per process") {
   // cpu::step checks a named path with isa_available on every call; its
   // cpuid leaves a virtual machine for the hypervisor (about 10 us on the
-  // development VM, as long as stepping 20 000 fp32 parameters), so the
-  // answer is kept. The best of 5 runs of 200 questions must stay under
-  // 1 us a question (uncached on that VM: ~10 us).
+  // development VM), so the answer is computed once and kept. What that
+  // saves is a speed figure (docs/cpu.md, bench_cpu_step), not asserted
+  // here: a timed test would fail on a loaded machine, not on a slow path.
   using namespace flashoptim::cpu;
   const bool avx2 = isa_available(isa::avx2), avx512 = isa_available(isa::avx512);
-  double best = 1e9;
-  for (int run = 0; run < 5; ++run) {
-    const auto t0 = std::chrono::steady_clock::now();
-    bool same = true;
-    for (int i = 0; i < 100; ++i) {
-      same = same && isa_available(isa::avx2) == avx2;
-      same = same && isa_available(isa::avx512) == avx512;
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(same);
-    best = std::min(best, s);
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(isa_available(isa::avx2) == avx2);
+    REQUIRE(isa_available(isa::avx512) == avx512);
   }
-  CHECK(best < 200e-6);
+  if (avx512) CHECK(avx2);  // every AVX-512 machine this path serves has AVX2 + FMA + F16C
 }
 
 namespace {
