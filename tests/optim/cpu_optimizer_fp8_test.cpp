@@ -40,62 +40,8 @@ std::string temp_path(const std::string& leaf) {
 }
 
 using fp8_outputs_test::descs;
+using fp8_outputs_test::fp8_model;
 using fp8_outputs_test::shape_of;
-
-template <class Config, class F8>
-struct fp8_model {
-  using P = typename Config::param_type;
-  using G = typename Config::grad_type;
-  std::vector<std::vector<P>> params;
-  std::vector<std::vector<G>> grads;
-  std::vector<std::vector<float>> fp32;
-  std::vector<std::vector<F8>> values;
-  std::vector<std::vector<float>> scales;
-
-  explicit fp8_model(std::uint64_t seed) {
-    testdata::generator gen(seed);
-    for (const auto& d : descs) {
-      const auto n = static_cast<std::size_t>(d.size);
-      params.emplace_back(n);
-      grads.emplace_back(n);
-      fp32.push_back(gen.values(n, 0.05f, 0.0));
-      values.emplace_back(n, F8{0x5a});  // a sentinel no write leaves
-      const fp8_block_shape s = shape_of(d);
-      scales.emplace_back(static_cast<std::size_t>(s.scale_count()), -7.0f);
-    }
-  }
-  std::vector<optim::param_group<Config>> groups() {
-    std::vector<optim::param_group<Config>> gs(2);
-    for (int g = 0; g < 2; ++g) {
-      gs[g].hyper.lr = 1e-2 * (g + 1);
-      gs[g].hyper.weight_decay = g == 0 ? 0.1 : 0.0;
-    }
-    for (std::size_t i = 0; i < descs.size(); ++i) {
-      optim::param_spec s;
-      s.param = params[i].data();
-      s.grad = grads[i].data();
-      s.size = descs[i].size;
-      s.rows = descs[i].rows;
-      s.cols = descs[i].cols;
-      s.name = "w" + std::to_string(i);
-      s.init_fp32 = fp32[i].data();
-      gs[i < 2 ? 0 : 1].params.push_back(s);  // the optimizer's order is this one
-    }
-    return gs;
-  }
-  std::vector<optim::fp8_output<F8>> outputs() {
-    std::vector<optim::fp8_output<F8>> o(descs.size());
-    for (std::size_t i = 0; i < descs.size(); ++i)
-      if (descs[i].copy) o[i] = {values[i].data(), scales[i].data(), descs[i].kind};
-    return o;
-  }
-  void set_grads(std::uint64_t seed, bool non_finite = false) {
-    testdata::generator gen(seed);
-    for (auto& g : grads)
-      for (auto& x : g) x = format::from_float<G>(gen.normal(0.5f));
-    if (non_finite) grads[1][5] = format::from_float<G>(std::numeric_limits<float>::infinity());
-  }
-};
 
 /// cpu::fp8_param_write_serial over the optimizer's master into fresh buffers.
 template <class Config, class F8>

@@ -34,7 +34,7 @@ using optimizer_test::bytes_of;
 namespace {
 
 using fp8_outputs_test::descs;
-using fp8_outputs_test::shape_of;
+using fp8_outputs_test::fp8_model;
 
 /// The same model twice: host buffers for cpu::optimizer, device buffers
 /// for device::optimizer, and both sides' FP8 outputs (sentinel-filled).
@@ -42,35 +42,29 @@ template <class Config, class F8>
 struct twin {
   using P = typename Config::param_type;
   using G = typename Config::grad_type;
-  std::vector<std::vector<P>> hp;
-  std::vector<std::vector<G>> hg;
-  std::vector<std::vector<float>> fp32;
-  std::vector<std::vector<F8>> hv;
-  std::vector<std::vector<float>> hs;
+  fp8_model<Config, F8> host;  // cpu::optimizer's buffers
+  std::vector<std::vector<P>>& hp = host.params;
+  std::vector<std::vector<G>>& hg = host.grads;
+  std::vector<std::vector<F8>>& hv = host.values;
+  std::vector<std::vector<float>>& hs = host.scales;
   std::vector<P*> dp;
   std::vector<G*> dg;
   std::vector<float*> dfp32;
   std::vector<F8*> dv;
   std::vector<float*> ds;
 
-  explicit twin(std::uint64_t seed) {
-    testdata::generator gen(seed);
-    for (const auto& d : descs) {
-      const auto n = static_cast<std::size_t>(d.size);
-      const auto nb = static_cast<std::size_t>(shape_of(d).scale_count());
-      hp.emplace_back(n);
-      hg.emplace_back(n);
-      fp32.push_back(gen.values(n, 0.05f, 0.0));
-      hv.emplace_back(n, F8{0x5a});
-      hs.emplace_back(nb, -7.0f);
+  explicit twin(std::uint64_t seed) : host(seed) {
+    for (std::size_t i = 0; i < descs.size(); ++i) {
+      const auto n = static_cast<std::size_t>(descs[i].size);
+      const auto nb = hs[i].size();
       dp.push_back(alloc<P>(n));
       dg.push_back(alloc<G>(n));
       dfp32.push_back(alloc<float>(n));
       dv.push_back(alloc<F8>(n));
       ds.push_back(alloc<float>(nb));
-      GPU_CHECK(cudaMemcpy(dfp32.back(), fp32.back().data(), n * sizeof(float), cudaMemcpyHostToDevice));
-      GPU_CHECK(cudaMemcpy(dv.back(), hv.back().data(), n, cudaMemcpyHostToDevice));
-      GPU_CHECK(cudaMemcpy(ds.back(), hs.back().data(), nb * sizeof(float), cudaMemcpyHostToDevice));
+      GPU_CHECK(cudaMemcpy(dfp32.back(), host.fp32[i].data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      GPU_CHECK(cudaMemcpy(dv.back(), hv[i].data(), n, cudaMemcpyHostToDevice));
+      GPU_CHECK(cudaMemcpy(ds.back(), hs[i].data(), nb * sizeof(float), cudaMemcpyHostToDevice));
     }
   }
   ~twin() {
@@ -90,36 +84,20 @@ struct twin {
   }
 
   std::vector<optim::param_group<Config>> groups(bool device) {
-    std::vector<optim::param_group<Config>> gs(2);
-    for (int g = 0; g < 2; ++g) {
-      gs[g].hyper.lr = 1e-2 * (g + 1);
-      gs[g].hyper.weight_decay = g == 0 ? 0.1 : 0.0;
-    }
-    for (std::size_t i = 0; i < descs.size(); ++i) {
-      optim::param_spec s;
-      s.param = device ? static_cast<void*>(dp[i]) : hp[i].data();
-      s.grad = device ? static_cast<const void*>(dg[i]) : hg[i].data();
-      s.size = descs[i].size;
-      s.rows = descs[i].rows;
-      s.cols = descs[i].cols;
-      s.name = "w" + std::to_string(i);
-      s.init_fp32 = device ? dfp32[i] : fp32[i].data();
-      gs[i < 2 ? 0 : 1].params.push_back(s);
-    }
-    return gs;
+    if (!device) return host.groups();
+    return fp8_model<Config, F8>::groups_over(std::vector<void*>(dp.begin(), dp.end()),
+                                              std::vector<const void*>(dg.begin(), dg.end()),
+                                              std::vector<const float*>(dfp32.begin(), dfp32.end()));
   }
   std::vector<optim::fp8_output<F8>> outputs(bool device) {
+    if (!device) return host.outputs();
     std::vector<optim::fp8_output<F8>> o(descs.size());
     for (std::size_t i = 0; i < descs.size(); ++i)
-      if (descs[i].copy)
-        o[i] = {device ? dv[i] : hv[i].data(), device ? ds[i] : hs[i].data(), descs[i].kind};
+      if (descs[i].copy) o[i] = {dv[i], ds[i], descs[i].kind};
     return o;
   }
   void set_grads(std::uint64_t seed, bool non_finite = false) {
-    testdata::generator gen(seed);
-    for (auto& g : hg)
-      for (auto& x : g) x = format::from_float<G>(gen.normal(0.5f));
-    if (non_finite) hg[1][5] = format::from_float<G>(std::numeric_limits<float>::infinity());
+    host.set_grads(seed, non_finite);
     for (std::size_t i = 0; i < descs.size(); ++i)
       GPU_CHECK(cudaMemcpy(dg[i], hg[i].data(), hg[i].size() * sizeof(G), cudaMemcpyHostToDevice));
   }
