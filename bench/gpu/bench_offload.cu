@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.cuh"
 #include "flashoptim/device/offload.cuh"
 #include "flashoptim/layout/state_layout.hpp"
 #include "flashoptim/flashoptim.hpp"
@@ -27,23 +28,6 @@ using namespace flashoptim;
 namespace c = flashoptim::codec;
 using cfg = step_config<rule::adamw, c::ulp_correction<bf16, std::int8_t>, bf16, c::defaults::momentum,
                         c::defaults::second_moment>;
-
-#define CHECK_CUDA(x)                                                                         \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-#define CHECK_STATUS(x)                                                  \
-  do {                                                                   \
-    const ::flashoptim::status s_ = (x);                                 \
-    if (!s_.ok()) {                                                      \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_.what()); \
-      std::exit(1);                                                      \
-    }                                                                    \
-  } while (0)
 
 namespace {
 
@@ -57,10 +41,10 @@ double median_ms(int repeats, F&& f) {
   f();
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
-    CHECK_CUDA(cudaDeviceSynchronize());
+    BENCH_CUDA(cudaDeviceSynchronize());
     const double t0 = now_ms();
     f();
-    CHECK_CUDA(cudaDeviceSynchronize());
+    BENCH_CUDA(cudaDeviceSynchronize());
     t.push_back(now_ms() - t0);
   }
   std::sort(t.begin(), t.end());
@@ -95,12 +79,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < tensors; ++i) {
     void *p, *g, *st;
     const auto l = state_layout<cfg>::for_size(n);
-    CHECK_CUDA(cudaMalloc(&p, n * sizeof(bf16)));
-    CHECK_CUDA(cudaMalloc(&g, n * sizeof(bf16)));
-    CHECK_CUDA(cudaMalloc(&st, l.bytes));
-    CHECK_CUDA(cudaMemset(p, 0x3c, n * sizeof(bf16)));  // ~0.0115 in bf16
-    CHECK_CUDA(cudaMemset(g, 0x3b, n * sizeof(bf16)));
-    CHECK_CUDA(cudaMemset(st, 0, l.bytes));
+    BENCH_CUDA(cudaMalloc(&p, n * sizeof(bf16)));
+    BENCH_CUDA(cudaMalloc(&g, n * sizeof(bf16)));
+    BENCH_CUDA(cudaMalloc(&st, l.bytes));
+    BENCH_CUDA(cudaMemset(p, 0x3c, n * sizeof(bf16)));  // ~0.0115 in bf16
+    BENCH_CUDA(cudaMemset(g, 0x3b, n * sizeof(bf16)));
+    BENCH_CUDA(cudaMemset(st, 0, l.bytes));
     dev[i].param = static_cast<bf16*>(p);
     dev[i].grad = static_cast<bf16*>(g);
     l.carve(st, dev[i]);
@@ -113,8 +97,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < k; ++i) {
     void *p, *st;
     const auto l = state_layout<cfg>::for_size(n);
-    CHECK_CUDA(cudaHostAlloc(&p, n * sizeof(bf16), cudaHostAllocDefault));
-    CHECK_CUDA(cudaHostAlloc(&st, l.bytes, cudaHostAllocDefault));
+    BENCH_CUDA(cudaHostAlloc(&p, n * sizeof(bf16), cudaHostAllocDefault));
+    BENCH_CUDA(cudaHostAlloc(&st, l.bytes, cudaHostAllocDefault));
     std::memset(st, 0, l.bytes);
     host[i].param = static_cast<bf16*>(p);
     l.carve(st, host[i]);
@@ -123,19 +107,19 @@ int main(int argc, char** argv) {
   device::offload_plan<cfg> plan;
   device::offload_options options;
   options.chunk_elements = chunk;
-  CHECK_STATUS(plan.build(dev.data(), dev.size(), fraction, host.data(), k, options));
+  BENCH_OK(plan.build(dev.data(), dev.size(), fraction, host.data(), k, options));
   cfg::hyper h;
   h.lr = 1e-4;
   std::int64_t step = 0;
   cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
   // 1. the whole off-load step
   const double full = median_ms(repeats, [&] {
     step_args a;
     a.step = ++step;
-    CHECK_STATUS(plan.step(h, a, stream));
-    CHECK_CUDA(cudaStreamSynchronize(stream));
+    BENCH_OK(plan.step(h, a, stream));
+    BENCH_CUDA(cudaStreamSynchronize(stream));
   });
   // 2. the GPU part alone
   double gpu_part = 0;
@@ -143,8 +127,8 @@ int main(int argc, char** argv) {
     gpu_part = median_ms(repeats, [&] {
       step_args a;
       a.step = ++step;
-      CHECK_STATUS(plan.gpu_plan().step_async(h, a, stream));
-      CHECK_CUDA(cudaStreamSynchronize(stream));
+      BENCH_OK(plan.gpu_plan().step_async(h, a, stream));
+      BENCH_CUDA(cudaStreamSynchronize(stream));
     });
   }
   // 3. the CPU part alone: the same chunks, gradients already in pinned host
@@ -155,7 +139,7 @@ int main(int argc, char** argv) {
   // stays in the last-level cache (hot: a lower bound, reported beside it).
   bf16* host_grad = nullptr;
   const std::int64_t grad_elements = std::max<std::int64_t>(chunk, static_cast<std::int64_t>(k) * n);
-  CHECK_CUDA(cudaHostAlloc(&host_grad, grad_elements * sizeof(bf16), cudaHostAllocDefault));
+  BENCH_CUDA(cudaHostAlloc(&host_grad, grad_elements * sizeof(bf16), cudaHostAllocDefault));
   std::memset(host_grad, 0x3b, grad_elements * sizeof(bf16));
   auto cpu_chunks = [&](bool cold) {
     step_args a;
@@ -166,7 +150,7 @@ int main(int argc, char** argv) {
         v.param += b, v.aux += b, flashoptim::slot_at<0>(v.states).codes += b, flashoptim::slot_at<1>(v.states).codes += b, flashoptim::slot_at<0>(v.states).scales += b / 32, flashoptim::slot_at<1>(v.states).scales += b / 32;
         v.size = std::min(chunk, n - b);
         v.grad = cold ? host_grad + static_cast<std::int64_t>(i) * n + b : host_grad;
-        CHECK_STATUS(cpu::step<cfg>(h, a, &v, 1));
+        BENCH_OK(cpu::step<cfg>(h, a, &v, 1));
       }
   };
   double cpu_part = 0, cpu_hot = 0;
@@ -176,39 +160,39 @@ int main(int argc, char** argv) {
   }
   // 4. the transfers alone, chunked, on two streams as in the pipeline
   cudaStream_t d2h, h2d;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking));
-  CHECK_CUDA(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking));
   std::vector<bf16*> staging(3);
-  for (auto& s : staging) CHECK_CUDA(cudaHostAlloc(&s, chunk * sizeof(bf16), cudaHostAllocDefault));
+  for (auto& s : staging) BENCH_CUDA(cudaHostAlloc(&s, chunk * sizeof(bf16), cudaHostAllocDefault));
   auto queue_transfers = [&] {
     int j = 0;
     for (std::size_t i = 0; i < k; ++i)
       for (std::int64_t b = 0; b < n; b += chunk, ++j) {
         const std::size_t bytes = std::min(chunk, n - b) * sizeof(bf16);
-        CHECK_CUDA(cudaMemcpyAsync(staging[j % 3], dev[i].grad + b, bytes, cudaMemcpyDeviceToHost, d2h));
-        CHECK_CUDA(cudaMemcpyAsync(dev[i].param + b, host[i].param + b, bytes, cudaMemcpyHostToDevice, h2d));
+        BENCH_CUDA(cudaMemcpyAsync(staging[j % 3], dev[i].grad + b, bytes, cudaMemcpyDeviceToHost, d2h));
+        BENCH_CUDA(cudaMemcpyAsync(dev[i].param + b, host[i].param + b, bytes, cudaMemcpyHostToDevice, h2d));
       }
   };
   double transfers = 0, contended = 0;
   if (k > 0) {
     transfers = median_ms(repeats, [&] {
       queue_transfers();
-      CHECK_CUDA(cudaStreamSynchronize(d2h));
-      CHECK_CUDA(cudaStreamSynchronize(h2d));
+      BENCH_CUDA(cudaStreamSynchronize(d2h));
+      BENCH_CUDA(cudaStreamSynchronize(h2d));
     });
     // 5. the CPU part and the transfers at once, without the pipeline's
     // dependencies: what sharing host memory costs them.
     contended = median_ms(repeats, [&] {
       queue_transfers();
       cpu_chunks(true);
-      CHECK_CUDA(cudaStreamSynchronize(d2h));
-      CHECK_CUDA(cudaStreamSynchronize(h2d));
+      BENCH_CUDA(cudaStreamSynchronize(d2h));
+      BENCH_CUDA(cudaStreamSynchronize(h2d));
     });
   }
   const double largest = std::max({gpu_part, cpu_part, transfers});
   const double off_params = static_cast<double>(k) * n;
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("### Off-load: AdamW, bf16 + int8 correction, default 8-bit states\n\n");
   std::printf("%s; %d CPU threads, %s path; %d tensors of %lld parameters (%.0f M in all), fraction %.2f: %zu tensors "
               "(%.0f M parameters) on the host, %.3g host bytes per off-loaded parameter; chunks of %lld elements. "

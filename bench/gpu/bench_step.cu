@@ -18,21 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/flashoptim.hpp"
 
 using namespace flashoptim;
 
 namespace {
-
-#define BENCH_CUDA(expr)                                                                          \
-  do {                                                                                            \
-    const cudaError_t e_ = (expr);                                                                \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 double g_copy_gbps = 0.0;
 

@@ -1,8 +1,9 @@
 // SPDX-FileCopyrightText: 2026 flashoptim authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// What the stand-alone GPU benchmarks (bench_optimizer, bench_fp8_param)
-// share: exit on a failed CUDA call or status, and the timing of a call.
+// What the GPU benchmarks share: exit on a failed CUDA call or status
+// (every one of them), and the timing of a call (the stand-alone ones,
+// bench_optimizer and bench_fp8_param).
 #pragma once
 
 #include <cuda_runtime.h>
