@@ -49,14 +49,34 @@ status fp8_param_write_serial(const fp8_param_ref<Master, F8>* tensors, std::siz
 /// contiguous run of whole blocks of the concatenated list.
 template <class Master, class F8>
 status fp8_param_write(const fp8_param_ref<Master, F8>* tensors, std::size_t count,
-                       const fp8_param_options& options = {}, int threads = 0) {
+                       const fp8_param_options& options = {}, int threads = 0);
+
+namespace detail {
+/// fp8_param_write after its checks: for a list validated once and written
+/// every step (cpu::optimizer's FP8 copies), so that a step does not sort
+/// and allocate the list's spans again. `threads` in [0, max_threads()].
+template <class Master, class F8>
+void fp8_param_write_checked(const fp8_param_ref<Master, F8>* tensors, std::size_t count,
+                             const fp8_param_options& options, int threads);
+}  // namespace detail
+
+template <class Master, class F8>
+status fp8_param_write(const fp8_param_ref<Master, F8>* tensors, std::size_t count, const fp8_param_options& options,
+                       int threads) {
   if (threads < 0 || threads > max_threads())
     return status(status_code::invalid_argument, "cpu::fp8_param_write: threads = %d outside [0, %d]", threads,
                   max_threads());
   FLASHOPTIM_RETURN_IF_ERROR(validate_fp8_param_list(tensors, count));
+  detail::fp8_param_write_checked(tensors, count, options, threads);
+  return status();
+}
+
+template <class Master, class F8>
+void detail::fp8_param_write_checked(const fp8_param_ref<Master, F8>* tensors, std::size_t count,
+                                     const fp8_param_options& options, int threads) {
   std::int64_t total = 0;
   for (std::size_t i = 0; i < count; ++i) total += tensors[i].shape.scale_count();
-  if (total == 0) return status();
+  if (total == 0) return;
   const bool pow2 = options.pow2_scales;
   auto part = [&](int tid, int nt) {
     denormal_scope scope(false);
@@ -78,11 +98,10 @@ status fp8_param_write(const fp8_param_ref<Master, F8>* tensors, std::size_t cou
   if (nt > 1) {
 #pragma omp parallel num_threads(nt)
     part(omp_get_thread_num(), omp_get_num_threads());
-    return status();
+    return;
   }
 #endif
   part(0, 1);
-  return status();
 }
 
 }  // namespace flashoptim::cpu

@@ -411,8 +411,9 @@ class optimizer {
   struct fp8_writer_of final : fp8_writer {
     std::vector<fp8_param_ref<typename Config::master, F8>> refs;
     fp8_param_options options;
-    status write(int threads) const override {
-      return cpu::fp8_param_write(refs.data(), refs.size(), options, threads);
+    status write(int threads) const override {  // validated by set_fp8_outputs; no per-step check
+      cpu::detail::fp8_param_write_checked(refs.data(), refs.size(), options, threads);
+      return status();
     }
   };
 
