@@ -10,10 +10,17 @@
 // form is rows of 128): warp w takes rows w, w + 16, ..., lane l columns
 // 4l .. 4l + 3, so every row of the tile is one warp's. A 1 x 128 block is
 // then one warp's row (a shuffle reduction of the amax, no shared memory);
-// a 128 x 128 block is the whole tile, its 32 values per thread kept in
-// registers while the amax is reduced, so the master is read once. Tiles
-// wholly inside the tensor with aligned buffers load and store 4 elements
-// at a time without a check; edge tiles check every element.
+// a 128 x 128 block is the whole tile. Tiles wholly inside the tensor with
+// aligned buffers load and store 4 elements at a time without a check, and
+// load all 8 of a warp's rows before the first amax (32 values per thread
+// in registers), so 8 loads per thread are in flight at once: the pass is
+// bound by memory latency otherwise (bench_fp8_param measured the 1 x 128
+// form at 964 GB/s with one row in flight); edge tiles check every element.
+// The master is decoded as the step kernel decodes it (an int8 ULP
+// correction's fraction from a 256-entry shared-memory table, exponent-bit
+// arithmetic: kernel/proven_codecs.cuh), which gives Master::decode's floats
+// for every input (tests/gpu/exhaustive_test.cu) at a fraction of the
+// generic decode's division and scaling.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "flashoptim/format/fp8_blocks.hpp"
+#include "flashoptim/kernel/kernel_config.cuh"
 
 namespace flashoptim::kernel {
 
@@ -46,19 +54,34 @@ struct alignas(4 * sizeof(T)) fp8_quad {
 
 /// Four consecutive master values (i .. i + 3 all exist): one vector load
 /// per buffer when aligned, else four.
+/// The master mode as the pass decodes it: the step kernel's wrapper (same
+/// floats as Master::decode), whose int8 fractions come from table slot 0.
+template <class Master>
+using fp8_pass_master = master_select<Master, true, true, true>;
+
+/// Element i's master value, decoded by the kernel's wrapper.
+template <class Master, class F8>
+__device__ FLASHOPTIM_INLINE float fp8_master_at(const fp8_param_ref<Master, F8>& t, std::int64_t i) {
+  using DM = typename fp8_pass_master<Master>::type;
+  typename Master::aux_type a{};
+  if constexpr (storage_bytes<typename Master::aux_type> != 0) a = t.aux[i];
+  return DM::decode(t.master[i], a);
+}
+
 template <class Master, class F8>
 __device__ FLASHOPTIM_INLINE void fp8_load4(const fp8_param_ref<Master, F8>& t, std::int64_t i, bool vec, float* x) {
   using P = typename Master::param_type;
   using A = typename Master::aux_type;
+  using DM = typename fp8_pass_master<Master>::type;
   if (vec) {
     const fp8_quad<P> p = *reinterpret_cast<const fp8_quad<P>*>(t.master + i);
     fp8_quad<A> a{};
     if constexpr (storage_bytes<A> != 0) a = *reinterpret_cast<const fp8_quad<A>*>(t.aux + i);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) x[j] = Master::decode(p.v[j], a.v[j]);
+    for (int j = 0; j < 4; ++j) x[j] = DM::decode(p.v[j], a.v[j]);
   } else {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) x[j] = t.master_at(i + j);
+    for (int j = 0; j < 4; ++j) x[j] = fp8_master_at(t, i + j);
   }
 }
 
@@ -103,7 +126,7 @@ __device__ FLASHOPTIM_INLINE bool fp8_row_load(const fp8_param_ref<Master, F8>& 
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const bool ok = r < s.rows && c + j < s.cols && i + j < s.size;
-    x[j] = ok ? t.master_at(i + j) : 0.0f;
+    x[j] = ok ? fp8_master_at(t, i + j) : 0.0f;
     any = any || ok;
   }
   return false;
@@ -135,6 +158,25 @@ __device__ FLASHOPTIM_INLINE void fp8_write_tile(const fp8_param_ref<Master, F8>
   const std::int64_t cols = t.shape.cols;
   const std::int64_t r0 = tr * fp8_tile + warp, c = tc * fp8_tile + 4 * lane;
   const std::int64_t scale_cols = t.shape.scale_cols();
+  if (t.shape.block_rows == 1 && Interior) {
+    // Every row's loads first (they are independent of the stores, which
+    // the compiler may not move them past), then one block per row.
+    float x[fp8_rows_per_warp][4];
+#pragma unroll
+    for (int k = 0; k < fp8_rows_per_warp; ++k) fp8_load4(t, (r0 + fp8_warps * k) * cols + c, true, x[k]);
+#pragma unroll
+    for (int k = 0; k < fp8_rows_per_warp; ++k) {
+      const std::int64_t r = r0 + fp8_warps * k;
+      std::uint32_t amax = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, x[k][j]);
+      amax = fp8_warp_max(amax);
+      const float q = fp8_quant_factor<F8>(amax, pow2);
+      fp8_store4(t.values, r * cols + c, true, x[k], q);
+      if (lane == 0) t.scales[r * scale_cols + tc] = fp8_block_scale(q);
+    }
+    return;
+  }
   if (t.shape.block_rows == 1) {
 #pragma unroll 2
     for (int k = 0; k < fp8_rows_per_warp; ++k) {
@@ -199,6 +241,12 @@ __global__ void __launch_bounds__(fp8_threads)
     fp8_param_kernel(const fp8_table_entry<Master, F8>* entries, const std::int64_t* tile_begin, std::int64_t count,
                      bool pow2) {
   __shared__ std::uint32_t warp_amax[fp8_warps];
+  if constexpr (detail::fp8_pass_master<Master>::tabulated) {
+    float* table = shared_tables();  // slot 0: the int8 correction's fractions
+    for (unsigned b = threadIdx.x; b < static_cast<unsigned>(table_entries); b += blockDim.x)
+      table[b] = detail::fp8_pass_master<Master>::type::entry(b);
+    __syncthreads();
+  }
   const std::int64_t tiles = tile_begin[count];
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     std::int64_t lo = 0, hi = count - 1;  // the last tensor whose first tile is <= tile
@@ -288,7 +336,9 @@ class fp8_param_plan {
     // grid-stride beyond 2^20 blocks (or beyond set_grid's cap)
     const std::int64_t max_grid = grid_cap_ > 0 ? grid_cap_ : std::int64_t{1} << 20;
     const unsigned grid = static_cast<unsigned>(tiles_ < max_grid ? tiles_ : max_grid);
-    fp8_param_kernel<Master, F8><<<grid, fp8_threads, 0, stream>>>(entries_, prefix_, count_, options.pow2_scales);
+    constexpr std::size_t table_bytes = detail::fp8_pass_master<Master>::tabulated ? table_entries * sizeof(float) : 0;
+    fp8_param_kernel<Master, F8>
+        <<<grid, fp8_threads, table_bytes, stream>>>(entries_, prefix_, count_, options.pow2_scales);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess)
       return status(status_code::cuda_error, "fp8_param_kernel launch: %s", cudaGetErrorString(err));
