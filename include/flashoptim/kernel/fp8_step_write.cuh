@@ -59,6 +59,46 @@ struct is_fp8_param_type
 /// it together (the amax is reduced by shuffles over aligned groups of
 /// 128 / N lanes, one block each); lanes past a tensor's end have valid 0
 /// and take no part in the amax.
+namespace detail {
+/// from_float<F8>(a) and from_float<F8>(b) in one conversion (the low byte
+/// is a's): the hardware's saturating conversion of a pair, which
+/// from_float<F8> runs for one value (format/types.hpp; all 2^32 inputs are
+/// checked against the host model by the format tests).
+template <class F8>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_convert_pair(float a, float b, F8& lo, F8& hi) {
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+  std::uint16_t r;
+  if constexpr (std::is_same<F8, fp8_e4m3>::value)
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+  else
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+  lo = F8{static_cast<std::uint8_t>(r & 0xffu)};
+  hi = F8{static_cast<std::uint8_t>(r >> 8)};
+#else
+  lo = format::from_float<F8>(a);
+  hi = format::from_float<F8>(b);
+#endif
+}
+}  // namespace detail
+
+/// Writes the FP8 copy of one stepped tile of N elements whose first
+/// element's block starts 128 / N lanes back at most: `param` / `aux` are
+/// the tile's new stored master (Master: the step's kernel master, whose
+/// decode gives Master::decode's floats), `valid` its elements (N when
+/// Full), `values` the tile's first FP8 value, `scale` its block's scale,
+/// written by the block's first lane (`owner`). Every lane of the warp calls
+/// it together (the amax is reduced by shuffles over aligned groups of
+/// 128 / N lanes, one block each); lanes past a tensor's end have valid 0
+/// and take no part in the amax.
+///
+/// The common case costs a float maximum, a multiply and half a conversion
+/// per element: a tile's maximum of |x| as a float (fmaxf drops a NaN) is
+/// the recipe's bit-pattern amax when no element is infinite, and for a
+/// finite or NaN x, fp8(x * q) is fp8_encode_scaled's byte (NaN times q is
+/// NaN, which converts to the format's NaN, 0x7f). A warp with an infinite
+/// master value anywhere (one vote) takes the recipe's functions
+/// element by element instead, for the whole warp, since the shuffles are
+/// the warp's.
 template <class Master, class F8, int N, bool Full>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename Master::param_type (&param)[N],
                                                                 const typename Master::aux_type (&aux)[N], int valid,
@@ -66,12 +106,19 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename M
                                                                 float* scale, bool owner) {
   static_assert(fp8_block_cols % N == 0 && 32 * N >= fp8_block_cols,
                 "a 1 x 128 block is the tiles of whole lanes of one warp (4 <= N, N divides 128)");
+  static_assert(N % 2 == 0, "values convert in pairs");
   constexpr int lanes = fp8_block_cols / N;
   float x[N];
-  std::uint32_t amax = 0;
+  float top = 0.0f;
   FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
     x[i] = Master::decode(param[i], aux[i]);
-    if (Full || i < valid) amax = fp8_amax_add(amax, x[i]);
+    if (Full || i < valid) top = fmaxf(top, fabsf(x[i]));
+  }
+  std::uint32_t amax = format::bits_of(top);
+  const bool exact = __any_sync(0xffffffffu, amax == 0x7f800000u);  // an infinite value: rare
+  if (exact) {
+    amax = 0;
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (Full || i < valid) amax = fp8_amax_add(amax, x[i]);
   }
   // An exact maximum on the bit patterns: any order gives the CPU's amax.
   FLASHOPTIM_UNROLL for (int o = 1; o < lanes; o <<= 1) {
@@ -80,7 +127,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename M
   }
   const float q = fp8_quant_factor<F8>(amax, pow2);
   F8 v[N];
-  FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) v[i] = fp8_encode_scaled<F8>(x[i], q);
+  if (exact) {
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) v[i] = fp8_encode_scaled<F8>(x[i], q);
+  } else {
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; i += 2)
+      detail::fp8_convert_pair(format::mul_rn(x[i], q), format::mul_rn(x[i + 1], q), v[i], v[i + 1]);
+  }
   if (Full && vector_store) tile_access<F8, N>::store(values, v);
   else tile_access<F8, N>::store_partial(values, v, Full ? N : valid);
   if (owner) *scale = fp8_block_scale(q);
