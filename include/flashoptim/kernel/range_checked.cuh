@@ -67,6 +67,12 @@ template <bool Decoupled>
 struct range_checked_adam : rule::adam_rule<Decoupled> {
   using base = rule::adam_rule<Decoupled>;
   using scalars = checked_scalars<base>;
+  /// observe() flags every m outside [-2^60, 2^60] and every v above
+  /// v_max <= 2^76 (NaN included; every v when v_max < 0), so step_tile's
+  /// finite guard need not compare m and v with a limit of FLT_MAX again
+  /// (rule/tile.hpp, finite_guard::flagged: two compares per element fewer
+  /// on the default layout, the same tiles redone).
+  static constexpr bool checks_state_bounds = true;
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[base::num_states]) {
     base::apply(s, g, p, st, checked_adam_math{s.ok, s.v_max});
   }

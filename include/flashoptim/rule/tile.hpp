@@ -51,6 +51,22 @@ FLASHOPTIM_HOST_DEVICE constexpr std::uint64_t slot_salt_of(int slot) {
 }
 }  // namespace detail
 
+namespace detail {
+/// Rule::checks_state_bounds when the rule declares it, else false.
+template <class Rule, class = void>
+struct checks_state_bounds : std::false_type {};
+template <class Rule>
+struct checks_state_bounds<Rule, std::void_t<decltype(Rule::checks_state_bounds)>>
+    : std::integral_constant<bool, Rule::checks_state_bounds> {};
+/// Whether codec C stores elements of a format (codec::plain), whose
+/// codec::state_limit is that format's largest finite value; the others'
+/// limit is FLT_MAX.
+template <class C, class = void>
+struct has_element_type : std::false_type {};
+template <class C>
+struct has_element_type<C, std::void_t<typename C::element_type>> : std::true_type {};
+}  // namespace detail
+
 /// The finite-arithmetic guarantee (docs/finite-arithmetic.md): finite
 /// inputs never give a non-finite parameter or state. After the rule, one
 /// compare per stored value flags an element whose result is not finite or
@@ -78,11 +94,18 @@ struct finite_guard {
   }
   /// Whether an element's results need the recomputation: one compare per
   /// stored value (true for NaN, inf and finite values beyond the limit).
+  /// A rule whose range checks already flag every state beyond a bound far
+  /// below FLT_MAX (Rule::checks_state_bounds: the GPU's range-checked
+  /// Adam, kernel/range_checked.cuh) leaves no compare to slots whose limit
+  /// is FLT_MAX (grouped codecs); a plain 16-bit or fp8 state keeps its own.
   FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static bool flagged(float p, const float (&st)[K]) {
     bool out = !format::within(p, param_limit());
     for_each_slot<K>([&](auto s) {
       constexpr int I = decltype(s)::value;
-      if constexpr (S<I>::stores_state) out = out | !format::within(st[I], codec::state_limit<S<I>>::value());
+      constexpr bool implied =
+          detail::checks_state_bounds<typename Config::rule>::value && !detail::has_element_type<S<I>>::value;
+      if constexpr (S<I>::stores_state && !implied)
+        out = out | !format::within(st[I], codec::state_limit<S<I>>::value());
     });
     return out;
   }
