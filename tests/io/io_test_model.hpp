@@ -20,6 +20,14 @@
 #include <flashoptim/cpu/serial.hpp>
 #include <flashoptim/io/checkpoint.hpp>
 
+// A test that links flashoptim_test_instances takes the compiled CPU step of
+// every configuration here that is one of common/configs.hpp's (adamw_config<
+// ulp_bf16_i8> is its adamw_fp32_grad) instead of compiling it again. The
+// sanitizer build's checkpoint tests do not link it and compile their own.
+#if defined(FLASHOPTIM_TEST_EXTERN_STEPS)
+#include "common/cpu_step_instances.hpp"
+#endif
+
 namespace io_test {
 
 using namespace flashoptim;
