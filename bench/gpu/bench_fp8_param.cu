@@ -31,6 +31,7 @@
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/kernel/fp8_param_kernel.cuh"
 #include "flashoptim/kernel/init_kernels.cuh"
+#include "flashoptim/optim/device_optimizer.cuh"
 
 using namespace flashoptim;
 
@@ -194,6 +195,49 @@ void step_with_fp8(const std::string& name, const std::string& master, const std
   }
 }
 
+/// device::optimizer's step_async over the same tensors, without and with
+/// FP8 copies (set_fp8_outputs): the 1 x 128 copies are written by the
+/// step's own launch, the 128 x 128 ones by the pass after it (1-D tensors
+/// keep 1 x 128 blocks in both).
+template <class Cfg>
+void optimizer_rows(const std::string& name, const std::string& master, const std::vector<shape2>& shapes,
+                    cudaStream_t stream, std::vector<row>& rows) {
+  tensors<Cfg> ts(shapes);
+  std::vector<optim::param_group<Cfg>> groups(1);
+  groups[0].hyper.lr = 1e-4;
+  groups[0].hyper.weight_decay = 0.1;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    optim::param_spec s;
+    s.param = ts.refs[i].param;
+    s.grad = ts.refs[i].grad;
+    s.size = shapes[i].size();
+    if (shapes[i].cols != 0) {
+      s.rows = shapes[i].rows;
+      s.cols = shapes[i].cols;
+    }
+    groups[0].params.push_back(s);
+  }
+  optim::optimizer_options o;
+  o.lr_check = optim::lr_check_mode::off;
+  device::optimizer<Cfg> opt;
+  BENCH_OK(opt.init(groups, o, stream));
+  const double base = time_ms(stream, [&] { BENCH_OK(opt.step_async(stream)); });
+  rows.push_back({name, master, "device::optimizer step", base, 1.0, 0});
+  for (auto kind : {fp8_block_kind::row_1x128, fp8_block_kind::tile_128x128}) {
+    fp8_copy<Cfg> copy(ts, shapes, kind);
+    std::vector<optim::fp8_output<fp8_e4m3>> outs;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      outs.push_back({copy.refs[i].values, copy.refs[i].scales, shapes[i].cols == 0 ? fp8_block_kind::row_1x128 : kind});
+    BENCH_OK(opt.set_fp8_outputs(outs, {}, stream));
+    const double t = time_ms(stream, [&] { BENCH_OK(opt.step_async(stream)); });
+    rows.push_back({name, master,
+                    std::string("device::optimizer step writing FP8 e4m3 copies, ") +
+                        (kind == fp8_block_kind::row_1x128 ? "1x128 (in the step's launch)" : "128x128 (pass after it)"),
+                    t, t / base, 0});
+    opt.clear_fp8_outputs();
+  }
+}
+
 void run(const std::string& name, const std::vector<shape2>& shapes, std::vector<row>& rows) {
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -202,6 +246,7 @@ void run(const std::string& name, const std::vector<shape2>& shapes, std::vector
     const double base = step_alone<bf16_weights>(shapes, stream);
     rows.push_back({name, "bf16 + int8", "step writing bf16 weights", base, 1.0, 0});
     step_with_fp8<bf16_weights>(name, "bf16 + int8", shapes, base, stream, rows);
+    optimizer_rows<bf16_weights>(name, "bf16 + int8", shapes, stream, rows);
   }
   {
     const double base = step_alone<adamw_cfg<codec::fp32_master<bf16>>>(shapes, stream);

@@ -137,6 +137,9 @@ void run_twin(bool pow2) {
   STATUS_OK(host.set_fp8_outputs(m.outputs(false), po));
   STATUS_OK(dev.set_fp8_outputs(m.outputs(true), po));
   CHECK(dev.fp8_form().json() == host.fp8_form().json());
+  // the 1 x 128 copies (64 x 256 and 1-D) are written by the step's own
+  // launch, the 128 x 128 one by the launch after it
+  CHECK(dev.fused_fp8_count() == 2);
   m.require_same_copy("set_fp8_outputs");
   cudaStream_t stream;
   GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -100,6 +100,8 @@ void detail::fp8_param_write_checked(const fp8_param_ref<Master, F8>* tensors, s
     part(omp_get_thread_num(), omp_get_num_threads());
     return;
   }
+#else
+  (void)threads;  // one thread without OpenMP
 #endif
   part(0, 1);
 }

@@ -31,6 +31,35 @@
 
 namespace flashoptim::device {
 
+/// The fused launch with device inputs (graph capture) over a built step
+/// plan's table (`ref`, its grid the fused kernel's: step_grid<Config,
+/// Policy, F8>) and an FP8 output table of one entry per tensor of it, as
+/// step_plan's device-input step checks and launches: a device skip flag or
+/// an invalid device value writes nothing, FP8 bytes included.
+/// fp8_step_plan runs it; device::optimizer runs it over its own tables.
+template <class Config, class Policy, class F8>
+status fp8_fused_step_async(const step_plan_ref<Config, Policy>& ref, const kernel::fp8_out_entry<F8>* entries,
+                            const typename Config::hyper* h, int groups, const step_args& a, const device_inputs& in,
+                            const fp8_param_options& o, cudaStream_t stream) {
+  for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("skip", in.skip));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("error", in.error));
+  if (a.skip || ref.units() == 0) return status();
+  kernel::fp8_step_params<Config, F8> p;
+  p.table = ref.table();
+  for (int g = 0; g < groups; ++g) p.hyper[g] = h[g];
+  p.groups = groups;
+  p.host_step = a.step;
+  p.host_inv_grad_scale = a.inv_grad_scale;
+  p.inputs = in;
+  p.fp8 = {entries, o.pow2_scales ? 1 : 0};
+  return detail::cuda_status(kernel::launch_step<Config, Policy, true, F8>(p, ref.grid(), stream),
+                             "fused fp8 step launch");
+}
+
 /// Owns a step_plan and the device table of the FP8 outputs; its launches
 /// step and write the FP8 copies in one kernel. Move-only.
 template <class Config, class F8, class Policy = typename tuning::default_step_policy<Config>::type>
@@ -156,23 +185,7 @@ class fp8_step_plan {
   status step_async(const hyper* h, int groups, const step_args& a, const device_inputs& in,
                     const fp8_param_options& o, cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check(h, groups));
-    for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("skip", in.skip));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("error", in.error));
-    if (a.skip || ref_.units() == 0) return status();
-    kernel::fp8_step_params<Config, F8> p;
-    p.table = ref_.table();
-    for (int g = 0; g < groups; ++g) p.hyper[g] = h[g];
-    p.groups = groups;
-    p.host_step = a.step;
-    p.host_inv_grad_scale = a.inv_grad_scale;
-    p.inputs = in;
-    p.fp8 = {entries_, o.pow2_scales ? 1 : 0};
-    return detail::cuda_status(kernel::launch_step<Config, Policy, true, F8>(p, ref_.grid(), stream),
-                               "fused fp8 step launch");
+    return fp8_fused_step_async<Config, Policy, F8>(ref_, entries_, h, groups, a, in, o, stream);
   }
 
  private:

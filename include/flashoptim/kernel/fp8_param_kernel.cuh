@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "flashoptim/format/fp8_blocks.hpp"
+#include "flashoptim/kernel/fp8_step_write.cuh"
 #include "flashoptim/kernel/kernel_config.cuh"
 
 namespace flashoptim::kernel {
@@ -85,6 +86,38 @@ __device__ FLASHOPTIM_INLINE void fp8_load4(const fp8_param_ref<Master, F8>& t, 
   }
 }
 
+/// Four consecutive elements' stored master, as loaded (interior tiles
+/// keep these rather than the decoded floats: 3 registers instead of 4 for
+/// bf16 + int8, so that two blocks of 512 threads fit on an SM).
+template <class Master>
+struct fp8_raw4 {
+  fp8_quad<typename Master::param_type> p;
+  fp8_quad<typename Master::aux_type> a;
+};
+template <class Master, class F8>
+__device__ FLASHOPTIM_INLINE fp8_raw4<Master> fp8_load_raw4(const fp8_param_ref<Master, F8>& t, std::int64_t i) {
+  using P = typename Master::param_type;
+  using A = typename Master::aux_type;
+  fp8_raw4<Master> r{};
+  r.p = *reinterpret_cast<const fp8_quad<P>*>(t.master + i);
+  if constexpr (storage_bytes<A> != 0) r.a = *reinterpret_cast<const fp8_quad<A>*>(t.aux + i);
+  return r;
+}
+template <class Master>
+__device__ FLASHOPTIM_INLINE void fp8_decode4(const fp8_raw4<Master>& r, float* x) {
+  using DM = typename fp8_pass_master<Master>::type;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) x[j] = DM::decode(r.p.v[j], r.a.v[j]);
+}
+
+/// The interior store: fp8_encode_lane's bytes, one 32-bit store.
+template <class F8>
+__device__ FLASHOPTIM_INLINE void fp8_store4_fast(F8* out, const float (&x)[4], float q, bool has_inf) {
+  F8 v[4];
+  fp8_encode_lane(x, q, has_inf, v);
+  *reinterpret_cast<std::uint32_t*>(out) = std::uint32_t{v[0].bits} | (std::uint32_t{v[1].bits} << 8) |
+                                           (std::uint32_t{v[2].bits} << 16) | (std::uint32_t{v[3].bits} << 24);
+}
 template <class F8>
 __device__ FLASHOPTIM_INLINE void fp8_store4(F8* out, std::int64_t i, bool vec, const float* x, float q) {
   F8 v[4];
@@ -158,59 +191,87 @@ __device__ FLASHOPTIM_INLINE void fp8_write_tile(const fp8_param_ref<Master, F8>
   const std::int64_t cols = t.shape.cols;
   const std::int64_t r0 = tr * fp8_tile + warp, c = tc * fp8_tile + 4 * lane;
   const std::int64_t scale_cols = t.shape.scale_cols();
-  if (t.shape.block_rows == 1 && Interior) {
+  if constexpr (Interior) {
     // Every row's loads first (they are independent of the stores, which
-    // the compiler may not move them past), then one block per row.
-    float x[fp8_rows_per_warp][4];
+    // the compiler may not move them past), then the blocks.
+    const std::int64_t base = r0 * cols + c, stride = fp8_warps * cols;
+    fp8_raw4<Master> raw[fp8_rows_per_warp];
 #pragma unroll
-    for (int k = 0; k < fp8_rows_per_warp; ++k) fp8_load4(t, (r0 + fp8_warps * k) * cols + c, true, x[k]);
+    for (int k = 0; k < fp8_rows_per_warp; ++k) raw[k] = fp8_load_raw4(t, base + stride * k);
+    F8* out = t.values + base;  // advanced a row at a time: one 64-bit address live
+    if (t.shape.block_rows == 1) {  // a block per row
+#pragma unroll
+      for (int k = 0; k < fp8_rows_per_warp; ++k) {
+        float x[4];
+        fp8_decode4(raw[k], x);
+        bool has_inf;
+        std::uint32_t amax = fp8_lane_amax(x, 4, has_inf);
+        amax = fp8_warp_max(amax);
+        const float q = fp8_quant_factor<F8>(amax, pow2);
+        fp8_store4_fast(out, x, q, has_inf);
+        out += stride;
+        if (lane == 0) t.scales[(r0 + fp8_warps * k) * scale_cols + tc] = fp8_block_scale(q);
+      }
+      return;
+    }
+    // 128 x 128: the tile's amax, then its values (decoded twice).
+    std::uint32_t amax = 0;
+    bool tile_inf = false;  // this lane's values: the encode needs it
 #pragma unroll
     for (int k = 0; k < fp8_rows_per_warp; ++k) {
-      const std::int64_t r = r0 + fp8_warps * k;
-      std::uint32_t amax = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, x[k][j]);
-      amax = fp8_warp_max(amax);
-      const float q = fp8_quant_factor<F8>(amax, pow2);
-      fp8_store4(t.values, r * cols + c, true, x[k], q);
-      if (lane == 0) t.scales[r * scale_cols + tc] = fp8_block_scale(q);
+      float x[4];
+      fp8_decode4(raw[k], x);
+      bool has_inf;
+      const std::uint32_t a = fp8_lane_amax(x, 4, has_inf);
+      amax = a > amax ? a : amax;
+      tile_inf = tile_inf || has_inf;
     }
+    amax = fp8_warp_max(amax);
+    if (lane == 0) warp_amax[warp] = amax;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < fp8_warps; ++w) amax = warp_amax[w] > amax ? warp_amax[w] : amax;
+    const float q = fp8_quant_factor<F8>(amax, pow2);
+#pragma unroll
+    for (int k = 0; k < fp8_rows_per_warp; ++k) {
+      float x[4];
+      fp8_decode4(raw[k], x);
+      fp8_store4_fast(out, x, q, tile_inf);
+      out += stride;
+    }
+    if (threadIdx.x == 0) t.scales[tr * scale_cols + tc] = fp8_block_scale(q);
+    __syncthreads();  // warp_amax is rewritten by the next tile
     return;
   }
   if (t.shape.block_rows == 1) {
 #pragma unroll 2
     for (int k = 0; k < fp8_rows_per_warp; ++k) {
       const std::int64_t r = r0 + fp8_warps * k;
-      if (!Interior && r >= t.shape.rows) break;  // uniform in the warp
+      if (r >= t.shape.rows) break;  // uniform in the warp
       float x[4];
-      bool any = true, full = true;
-      if (Interior) fp8_load4(t, r * cols + c, true, x);
-      else full = fp8_row_load(t, vec4, r, c, x, any);
+      bool any = true;
+      const bool full = fp8_row_load(t, vec4, r, c, x, any);
       std::uint32_t amax = 0;
 #pragma unroll
       for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, x[j]);
       amax = fp8_warp_max(amax);
       const float q = fp8_quant_factor<F8>(amax, pow2);
-      if (Interior) fp8_store4(t.values, r * cols + c, true, x, q);
-      else if (any) fp8_row_store(t, vec4, r, c, full, x, q);
+      if (any) fp8_row_store(t, vec4, r, c, full, x, q);
       if (lane == 0) t.scales[r * scale_cols + tc] = fp8_block_scale(q);
     }
     return;
   }
-  // 128 x 128. Interior tiles keep their values in registers until the
-  // amax is known; edge tiles (few) read the master twice, the second time
-  // from cache, so that they need no registers beyond the interior's.
-  float x[Interior ? fp8_rows_per_warp : 1][4];
+  // 128 x 128 edge tiles (few) read the master twice, the second time from
+  // cache, so that they need no registers beyond the interior's.
+  float x[1][4];
   std::uint32_t amax = 0;
 #pragma unroll
   for (int k = 0; k < fp8_rows_per_warp; ++k) {
     const std::int64_t r = r0 + fp8_warps * k;
-    float* xk = x[Interior ? k : 0];
     bool any;
-    if (Interior) fp8_load4(t, r * cols + c, true, xk);
-    else fp8_row_load(t, vec4, r, c, xk, any);
+    fp8_row_load(t, vec4, r, c, x[0], any);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, xk[j]);
+    for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, x[0][j]);
   }
   amax = fp8_warp_max(amax);
   if (lane == 0) warp_amax[warp] = amax;
@@ -221,13 +282,9 @@ __device__ FLASHOPTIM_INLINE void fp8_write_tile(const fp8_param_ref<Master, F8>
 #pragma unroll
   for (int k = 0; k < fp8_rows_per_warp; ++k) {
     const std::int64_t r = r0 + fp8_warps * k;
-    if (Interior) {
-      fp8_store4(t.values, r * cols + c, true, x[k], q);
-    } else {
-      bool any;
-      const bool full = fp8_row_load(t, vec4, r, c, x[0], any);
-      if (any) fp8_row_store(t, vec4, r, c, full, x[0], q);
-    }
+    bool any;
+    const bool full = fp8_row_load(t, vec4, r, c, x[0], any);
+    if (any) fp8_row_store(t, vec4, r, c, full, x[0], q);
   }
   if (threadIdx.x == 0) t.scales[tr * scale_cols + tc] = fp8_block_scale(q);
   __syncthreads();  // warp_amax is rewritten by the next tile

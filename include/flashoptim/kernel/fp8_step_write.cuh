@@ -50,15 +50,6 @@ template <class F8>
 struct is_fp8_param_type
     : std::integral_constant<bool, std::is_same<F8, fp8_e4m3>::value || std::is_same<F8, fp8_e5m2>::value> {};
 
-/// Writes the FP8 copy of one stepped tile of N elements whose first
-/// element's block starts 128 / N lanes back at most: `param` / `aux` are
-/// the tile's new stored master (Master: the step's kernel master, whose
-/// decode gives Master::decode's floats), `valid` its elements (N when
-/// Full), `values` the tile's first FP8 value, `scale` its block's scale,
-/// written by the block's first lane (`owner`). Every lane of the warp calls
-/// it together (the amax is reduced by shuffles over aligned groups of
-/// 128 / N lanes, one block each); lanes past a tensor's end have valid 0
-/// and take no part in the amax.
 namespace detail {
 /// from_float<F8>(a) and from_float<F8>(b) in one conversion (the low byte
 /// is a's): the hardware's saturating conversion of a pair, which
@@ -81,6 +72,37 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_convert_pair(float a, float b, F8& 
 }
 }  // namespace detail
 
+/// A lane's part of a block's amax: the recipe's bit-pattern maximum of |x|
+/// over x[0 .. count) (fp8_amax_add: finite values only), found as a float
+/// maximum (fmaxf drops a NaN, and for non-negative floats the value order
+/// is the bit order) unless the maximum is infinite, when the lane redoes it
+/// with fp8_amax_add (rare). `has_inf` says which: fp8_encode_lane needs it.
+template <int N>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t fp8_lane_amax(const float (&x)[N], int count, bool& has_inf) {
+  float top = 0.0f;
+  FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (i < count) top = fmaxf(top, fabsf(x[i]));
+  has_inf = format::bits_of(top) == 0x7f800000u;
+  if (!has_inf) return format::bits_of(top);
+  std::uint32_t amax = 0;
+  FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (i < count) amax = fp8_amax_add(amax, x[i]);
+  return amax;
+}
+
+/// fp8_encode_scaled<F8>(x[i], q) for every i: without an infinite x, a
+/// multiply and half a conversion per value (for a finite or NaN x,
+/// fp8(x * q) is the recipe's byte: NaN times q is NaN, which converts to
+/// the format's NaN, 0x7f); with one, the recipe's function per value.
+template <class F8, int N>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_encode_lane(const float (&x)[N], float q, bool has_inf, F8 (&v)[N]) {
+  static_assert(N % 2 == 0, "values convert in pairs");
+  if (has_inf) {
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) v[i] = fp8_encode_scaled<F8>(x[i], q);
+  } else {
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; i += 2)
+      detail::fp8_convert_pair(format::mul_rn(x[i], q), format::mul_rn(x[i + 1], q), v[i], v[i + 1]);
+  }
+}
+
 /// Writes the FP8 copy of one stepped tile of N elements whose first
 /// element's block starts 128 / N lanes back at most: `param` / `aux` are
 /// the tile's new stored master (Master: the step's kernel master, whose
@@ -90,15 +112,6 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_convert_pair(float a, float b, F8& 
 /// it together (the amax is reduced by shuffles over aligned groups of
 /// 128 / N lanes, one block each); lanes past a tensor's end have valid 0
 /// and take no part in the amax.
-///
-/// The common case costs a float maximum, a multiply and half a conversion
-/// per element: a tile's maximum of |x| as a float (fmaxf drops a NaN) is
-/// the recipe's bit-pattern amax when no element is infinite, and for a
-/// finite or NaN x, fp8(x * q) is fp8_encode_scaled's byte (NaN times q is
-/// NaN, which converts to the format's NaN, 0x7f). A warp with an infinite
-/// master value anywhere (one vote) takes the recipe's functions
-/// element by element instead, for the whole warp, since the shuffles are
-/// the warp's.
 template <class Master, class F8, int N, bool Full>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename Master::param_type (&param)[N],
                                                                 const typename Master::aux_type (&aux)[N], int valid,
@@ -106,20 +119,11 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename M
                                                                 float* scale, bool owner) {
   static_assert(fp8_block_cols % N == 0 && 32 * N >= fp8_block_cols,
                 "a 1 x 128 block is the tiles of whole lanes of one warp (4 <= N, N divides 128)");
-  static_assert(N % 2 == 0, "values convert in pairs");
   constexpr int lanes = fp8_block_cols / N;
   float x[N];
-  float top = 0.0f;
-  FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
-    x[i] = Master::decode(param[i], aux[i]);
-    if (Full || i < valid) top = fmaxf(top, fabsf(x[i]));
-  }
-  std::uint32_t amax = format::bits_of(top);
-  const bool exact = __any_sync(0xffffffffu, amax == 0x7f800000u);  // an infinite value: rare
-  if (exact) {
-    amax = 0;
-    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) if (Full || i < valid) amax = fp8_amax_add(amax, x[i]);
-  }
+  FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) x[i] = Master::decode(param[i], aux[i]);
+  bool has_inf;
+  std::uint32_t amax = fp8_lane_amax(x, Full ? N : valid, has_inf);
   // An exact maximum on the bit patterns: any order gives the CPU's amax.
   FLASHOPTIM_UNROLL for (int o = 1; o < lanes; o <<= 1) {
     const std::uint32_t b = __shfl_xor_sync(0xffffffffu, amax, o);
@@ -127,12 +131,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_write_stepped_tile(const typename M
   }
   const float q = fp8_quant_factor<F8>(amax, pow2);
   F8 v[N];
-  if (exact) {
-    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) v[i] = fp8_encode_scaled<F8>(x[i], q);
-  } else {
-    FLASHOPTIM_UNROLL for (int i = 0; i < N; i += 2)
-      detail::fp8_convert_pair(format::mul_rn(x[i], q), format::mul_rn(x[i + 1], q), v[i], v[i + 1]);
-  }
+  fp8_encode_lane(x, q, has_inf, v);
   if (Full && vector_store) tile_access<F8, N>::store(values, v);
   else tile_access<F8, N>::store_partial(values, v, Full ? N : valid);
   if (owner) *scale = fp8_block_scale(q);

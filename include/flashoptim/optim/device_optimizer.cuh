@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "flashoptim/cpu/step.hpp"
+#include "flashoptim/device/fp8_step_plan.cuh"
 #include "flashoptim/device/grad_pass.cuh"
 #include "flashoptim/device/memory_kind.cuh"
 #include "flashoptim/device/state_init.cuh"
@@ -493,7 +494,7 @@ class optimizer {
     if (!pass_.built()) FLASHOPTIM_RETURN_IF_ERROR(launch_steps(nullptr, nullptr, stream));
     else FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&control_->control.multiplier, &control_->control.skip, stream));
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_run(0, host_->chunks.size(), ctl != nullptr, 1.0, true, stream));
-    return write_fp8_async(stream);
+    return write_unfused_fp8_async(stream);
   }
   /// One step whose multiplier and skip flag come from a gradient pass run
   /// by someone else over more tensors than this optimizer's (device
@@ -511,7 +512,7 @@ class optimizer {
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_enqueue(0, host_->chunks.size(), shared, stream));
     FLASHOPTIM_RETURN_IF_ERROR(launch_steps(&shared->multiplier, &shared->skip, stream));
     if (host_) FLASHOPTIM_RETURN_IF_ERROR(host_run(0, host_->chunks.size(), true, 1.0, true, stream));
-    return write_fp8_async(stream);
+    return write_unfused_fp8_async(stream);
   }
 
   // ---- Gradient release ------------------------------------------------
@@ -600,10 +601,17 @@ class optimizer {
   // ---- FP8 copies (docs/fp8-params.md, "In the owning optimizers") -----
 
   /// From now on every step (step_async, either form, and end_step_async)
-  /// ends with one launch that writes the FP8 copy of every tensor whose
-  /// output has buffers, from the master the step left
-  /// (kernel::fp8_param_plan: the bytes of cpu::fp8_param_write on that
-  /// master; a skipped step leaves the master and so the copy). `outputs`:
+  /// writes the FP8 copy of every tensor whose output has buffers, from the
+  /// master the step left: the bytes of cpu::fp8_param_write on that master
+  /// (a skipped step leaves the master and so the copy). step_async writes
+  /// the 1 x 128 copies whose rows are whole blocks (1-D tensors, widths a
+  /// multiple of 128) in the step's own launch (the fused step,
+  /// device/fp8_step_plan.cuh: no second read of the master) and the others
+  /// (128 x 128 blocks, other widths) in one launch after it
+  /// (kernel::fp8_param_plan); end_step_async writes them all after a
+  /// release step. The policy's tiles must lie in one block (4 to 128
+  /// elements per thread, dividing 128) for the fused launch; with any
+  /// other, every copy takes the second launch. `outputs`:
   /// one per tensor (tensors() order; null buffers: no copy), device
   /// memory. The copy is written once now. Checks everything first
   /// (optim::build_fp8_refs; the buffers' memory kind; an off-loaded
@@ -641,6 +649,7 @@ class optimizer {
     auto w = std::make_unique<fp8_writer_of<F8>>();
     w->options = options;
     FLASHOPTIM_RETURN_IF_ERROR(w->plan.build(refs.data(), refs.size()));
+    FLASHOPTIM_RETURN_IF_ERROR(build_fused_fp8(refs, index, dev, *w));
     FLASHOPTIM_RETURN_IF_ERROR(w->write_async(stream));
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "set_fp8_outputs: synchronize"));
     fp8_ = std::move(w);
@@ -658,6 +667,9 @@ class optimizer {
   /// Writes the FP8 copies from the current master now, stream-ordered
   /// (the steps and copy_from_host do it themselves). No outputs: nothing.
   status write_fp8_async(cudaStream_t stream) const { return fp8_ != nullptr ? fp8_->write_async(stream) : status(); }
+  /// How many tensors' FP8 copies step_async writes in its own launches
+  /// (the rest take the launch after it). 0 without outputs.
+  std::size_t fused_fp8_count() const { return fp8_ != nullptr ? fp8_->fused_count() : 0; }
 
   void swap(optimizer& o) noexcept {
     using std::swap;
@@ -693,17 +705,119 @@ class optimizer {
   }
 
  private:
+  /// The fused FP8 write needs a step tile inside one 1 x 128 block.
+  static constexpr bool fp8_fusable_policy =
+      fp8_block_cols % Policy::elements_per_thread == 0 && 32 * Policy::elements_per_thread >= fp8_block_cols;
+
   /// The FP8 write, with the format erased (set_fp8_outputs<F8> makes one).
   struct fp8_writer {
     virtual ~fp8_writer() = default;
+    /// Every copy (after a release step, a load, set_fp8_outputs).
     virtual status write_async(cudaStream_t stream) const = 0;
+    /// The copies step_async's launches do not write.
+    virtual status write_unfused_async(cudaStream_t stream) const = 0;
+    /// Whether plans_[c]'s launch is the fused one, and that launch.
+    virtual bool fused(std::size_t c) const = 0;
+    virtual status fused_step_async(std::size_t c, const hyper_type* h, int groups, const step_args& a,
+                                    const device_inputs& in, cudaStream_t stream) const = 0;
+    virtual std::size_t fused_count() const = 0;
   };
   template <class F8>
   struct fp8_writer_of final : fp8_writer {
-    kernel::fp8_param_plan<typename Config::master, F8> plan;
+    using entry = kernel::fp8_out_entry<F8>;
+    kernel::fp8_param_plan<typename Config::master, F8> plan;      ///< every copy
+    kernel::fp8_param_plan<typename Config::master, F8> unfused;  ///< the copies no fused launch writes
+    std::size_t unfused_count = 0, fused_tensors = 0;
     fp8_param_options options;
+    /// Per plans_ chunk: the fused launch's grid over that plan's table and
+    /// its output table (null: the chunk steps plainly).
+    std::vector<step_plan_ref<Config, Policy>> refs;
+    std::vector<entry*> entries;
+    int device = -1;
+    fp8_writer_of() = default;
+    fp8_writer_of(const fp8_writer_of&) = delete;
+    fp8_writer_of& operator=(const fp8_writer_of&) = delete;
+    ~fp8_writer_of() override {
+      int prev = 0;
+      cudaGetDevice(&prev);
+      if (prev != device && device >= 0) cudaSetDevice(device);
+      for (entry* e : entries)
+        if (e != nullptr) cudaFree(e);
+      if (prev != device && device >= 0) cudaSetDevice(prev);
+    }
     status write_async(cudaStream_t stream) const override { return plan.write_async(options, stream); }
+    status write_unfused_async(cudaStream_t stream) const override {
+      if (unfused_count == 0) return status();
+      return (fused_tensors == 0 ? plan : unfused).write_async(options, stream);
+    }
+    bool fused(std::size_t c) const override { return c < entries.size() && entries[c] != nullptr; }
+    status fused_step_async(std::size_t c, const hyper_type* h, int groups, const step_args& a,
+                            const device_inputs& in, cudaStream_t stream) const override {
+      if constexpr (fp8_fusable_policy)
+        return fp8_fused_step_async<Config, Policy, F8>(refs[c], entries[c], h, groups, a, in, options, stream);
+      else
+        return status(status_code::invalid_argument, "the step policy has no fused FP8 write");
+    }
+    std::size_t fused_count() const override { return fused_tensors; }
   };
+
+  /// The fused half of set_fp8_outputs: each plans_ chunk with a 1 x 128
+  /// copy whose rows are whole blocks gets an output table over its own
+  /// step table (rebinding a gradient there serves both launches) and the
+  /// fused kernel's grid; the copies left (128 x 128, other widths) form
+  /// w.unfused. refs / index: build_fp8_refs' list (checked).
+  template <class F8>
+  status build_fused_fp8(const std::vector<fp8_param_ref<typename Config::master, F8>>& refs,
+                         const std::vector<std::size_t>& index, int dev, fp8_writer_of<F8>& w) const {
+    w.device = dev;
+    w.unfused_count = refs.size();
+    if constexpr (!fp8_fusable_policy) {
+      return status();
+    } else {
+      using entry = kernel::fp8_out_entry<F8>;
+      std::vector<std::vector<entry>> tables(plans_.size());
+      for (std::size_t c = 0; c < plans_.size(); ++c) tables[c].resize(plans_[c].ref().table().count);
+      std::vector<fp8_param_ref<typename Config::master, F8>> rest;
+      for (std::size_t k = 0; k < refs.size(); ++k) {
+        const fp8_block_shape& sh = refs[k].shape;
+        if (sh.block_rows != 1 || sh.cols % fp8_block_cols != 0 || sh.size == 0) {
+          rest.push_back(refs[k]);
+          continue;
+        }
+        const plan_slot& at = slots_[index[k]];
+        entry& e = tables[at.plan][at.index];
+        e.values = refs[k].values;
+        e.scales = refs[k].scales;
+        e.vector_ok = kernel::tile_access<F8, Policy::elements_per_thread>::vector_aligned(refs[k].values) ? 1u : 0u;
+        ++w.fused_tensors;
+      }
+      if (w.fused_tensors == 0) return status();
+      int sms = 0;
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                                                     "cudaDeviceGetAttribute"));
+      w.refs.resize(plans_.size());
+      w.entries.assign(plans_.size(), nullptr);
+      for (std::size_t c = 0; c < plans_.size(); ++c) {
+        const bool any = std::any_of(tables[c].begin(), tables[c].end(), [](const entry& e) { return e.values != nullptr; });
+        if (!any) continue;
+        std::int64_t grid = 0;
+        FLASHOPTIM_RETURN_IF_ERROR((detail::step_grid<Config, Policy, F8>(plans_[c].ref().units(), sms, grid)));
+        w.refs[c] = plans_[c].ref().with_grid(static_cast<int>(grid));
+        const std::size_t bytes = std::max<std::size_t>(1, tables[c].size()) * sizeof(entry);
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaMalloc(&w.entries[c], bytes), "set_fp8_outputs: output table"));
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpy(w.entries[c], tables[c].data(), tables[c].size() * sizeof(entry), cudaMemcpyHostToDevice),
+            "set_fp8_outputs: output table upload"));
+      }
+      w.unfused_count = rest.size();
+      if (!rest.empty()) FLASHOPTIM_RETURN_IF_ERROR(w.unfused.build(rest.data(), rest.size()));
+      return status();
+    }
+  }
+  /// What step_async writes after its launches: the copies they do not.
+  status write_unfused_fp8_async(cudaStream_t stream) const {
+    return fp8_ != nullptr ? fp8_->write_unfused_async(stream) : status();
+  }
 
   /// The arena's allocation unit, so a rebound allocator returns
   /// 256-byte-aligned memory (cudaMalloc's alignment, and layout's).
@@ -1245,7 +1359,10 @@ class optimizer {
       in.inv_grad_scale = multiplier;
       in.skip = skip;
       in.error = &control_->error;
-      FLASHOPTIM_RETURN_IF_ERROR(plans_[c].step_async(flat_.hypers.data() + first, groups, a, in, stream));
+      if (fp8_ != nullptr && fp8_->fused(c))
+        FLASHOPTIM_RETURN_IF_ERROR(fp8_->fused_step_async(c, flat_.hypers.data() + first, groups, a, in, stream));
+      else
+        FLASHOPTIM_RETURN_IF_ERROR(plans_[c].step_async(flat_.hypers.data() + first, groups, a, in, stream));
     }
     return advance_step_async(&control_->next_step, skip, stream);
   }
