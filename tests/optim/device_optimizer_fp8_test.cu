@@ -6,7 +6,9 @@
 // over the same model: both block kinds, both formats, power-of-two scales,
 // a compressed and an fp32 master, the gradient pass with a skipped step, a
 // release step, a CUDA graph replaying step + write, and a checkpoint load
-// that re-derives the copy; bad outputs are refused with nothing written.
+// that re-derives the copy; copies written in the step's launch and by the
+// pass after it, over more groups than one launch takes; bad outputs are
+// refused with nothing written.
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -22,6 +25,7 @@
 #include "common/data.hpp"
 #include "fp8_outputs_model.hpp"
 #include "common/gpu_check.hpp"
+#include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/optim/cpu_optimizer.hpp"
 #include "flashoptim/optim/device_optimizer.cuh"
 #include "flashoptim/optim/device_optimizer_io.cuh"
@@ -272,4 +276,99 @@ TEST_CASE("device::save records the FP8 form; device::load re-derives the copy")
           bytes_of(b.ds[i], static_cast<std::int64_t>(b.hs[i].size())));
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("device::optimizer: FP8 copies over more groups than one launch takes, fused and passed, == the recipe") {
+  // One tensor per group, tuning::max_step_groups + 3 groups: two step
+  // launches, each with copies written in the launch (1 x 128, whole-block
+  // rows) and copies written by the pass after it (128 x 128, a width that
+  // is not a multiple of 128). After every step each copy must be
+  // cpu::fp8_param_write_serial of the master the device keeps.
+  using C = tc::adamw_default;
+  using F8 = fp8_e4m3;
+  using P = C::param_type;
+  using G = C::grad_type;
+  struct shape {
+    std::int64_t rows, cols;  // cols 0: 1-D of `rows` elements
+    fp8_block_kind kind;
+    bool fused;
+  };
+  const auto row = fp8_block_kind::row_1x128, tile = fp8_block_kind::tile_128x128;
+  std::vector<shape> shapes;
+  const shape cycle[4] = {{300, 0, row, true}, {64, 256, row, true}, {130, 200, tile, false}, {40, 100, row, false}};
+  for (int g = 0; g < tuning::max_step_groups + 3; ++g) shapes.push_back(cycle[g % 4]);
+  const std::size_t n_t = shapes.size();
+  auto size_of = [](const shape& s) { return s.cols == 0 ? s.rows : s.rows * s.cols; };
+  auto form_of = [](const shape& s) { return s.cols == 0 ? fp8_shape_1d(s.rows) : fp8_shape_2d(s.rows, s.cols, s.kind); };
+  std::vector<P*> dp(n_t);
+  std::vector<G*> dg(n_t);
+  std::vector<F8*> dv(n_t);
+  std::vector<float*> ds(n_t);
+  std::vector<optim::param_group<C>> groups(n_t);
+  std::vector<optim::fp8_output<F8>> outs(n_t);
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::size_t fused = 0;
+  for (std::size_t i = 0; i < n_t; ++i) {
+    const std::int64_t n = size_of(shapes[i]);
+    std::vector<P> hp(static_cast<std::size_t>(n));
+    for (auto& x : hp) x = format::from_float<P>(0.05f * normal(rng));
+    GPU_CHECK(cudaMalloc(&dp[i], n * sizeof(P)));
+    GPU_CHECK(cudaMalloc(&dg[i], n * sizeof(G)));
+    GPU_CHECK(cudaMalloc(&dv[i], n));
+    GPU_CHECK(cudaMalloc(&ds[i], form_of(shapes[i]).scale_count() * sizeof(float)));
+    GPU_CHECK(cudaMemcpy(dp[i], hp.data(), n * sizeof(P), cudaMemcpyHostToDevice));
+    optim::param_spec s;
+    s.param = dp[i];
+    s.grad = dg[i];
+    s.size = n;
+    if (shapes[i].cols != 0) {
+      s.rows = shapes[i].rows;
+      s.cols = shapes[i].cols;
+    }
+    groups[i].params.push_back(s);
+    groups[i].hyper.lr = 1e-2 * (1 + static_cast<int>(i) % 3);
+    groups[i].hyper.weight_decay = i % 2 ? 0.1 : 0.0;
+    outs[i] = {dv[i], ds[i], shapes[i].kind};
+    fused += shapes[i].fused ? 1 : 0;
+  }
+  device::optimizer<C> dev;
+  STATUS_OK(dev.init(groups, quiet()));
+  STATUS_OK(dev.set_fp8_outputs(outs));
+  CHECK(dev.fused_fp8_count() == fused);
+  for (int step = 1; step <= 3; ++step) {
+    CAPTURE(step);
+    for (std::size_t i = 0; i < n_t; ++i) {
+      std::vector<G> hg(static_cast<std::size_t>(size_of(shapes[i])));
+      for (auto& x : hg) x = format::from_float<G>(1e-2f * normal(rng));
+      GPU_CHECK(cudaMemcpy(dg[i], hg.data(), hg.size() * sizeof(G), cudaMemcpyHostToDevice));
+    }
+    STATUS_OK(dev.step_async(nullptr));
+    GPU_CHECK(cudaDeviceSynchronize());
+    device::optimizer<C>::host_copy h;
+    STATUS_OK(dev.copy_to_host(h));
+    for (std::size_t i = 0; i < n_t; ++i) {
+      CAPTURE(i);
+      const fp8_block_shape form = form_of(shapes[i]);
+      std::vector<F8> values(static_cast<std::size_t>(form.size));
+      std::vector<float> scales(static_cast<std::size_t>(form.scale_count()));
+      fp8_param_ref<C::master, F8> r;
+      r.master = h.tensors[i].param;
+      r.aux = h.tensors[i].aux;
+      r.values = values.data();
+      r.scales = scales.data();
+      r.shape = form;
+      STATUS_OK(cpu::fp8_param_write_serial(&r, 1, fp8_param_options{}));
+      const auto v = bytes_of(reinterpret_cast<const std::uint8_t*>(dv[i]), form.size);
+      const auto sc = bytes_of(ds[i], form.scale_count());
+      REQUIRE(std::memcmp(v.data(), values.data(), v.size()) == 0);
+      REQUIRE(std::memcmp(sc.data(), scales.data(), scales.size() * sizeof(float)) == 0);
+    }
+  }
+  for (std::size_t i = 0; i < n_t; ++i) {
+    cudaFree(dp[i]);
+    cudaFree(dg[i]);
+    cudaFree(dv[i]);
+    cudaFree(ds[i]);
+  }
 }
