@@ -12,10 +12,13 @@
 // then one warp's row (a shuffle reduction of the amax, no shared memory);
 // a 128 x 128 block is the whole tile. Tiles wholly inside the tensor with
 // aligned buffers load and store 4 elements at a time without a check, and
-// load all 8 of a warp's rows before the first amax (32 values per thread
-// in registers), so 8 loads per thread are in flight at once: the pass is
-// bound by memory latency otherwise (bench_fp8_param measured the 1 x 128
-// form at 964 GB/s with one row in flight); edge tiles check every element.
+// load all 8 of a warp's rows before the first amax (kept as loaded: 3
+// registers per 4 values for bf16 + int8), so 8 loads per thread are in
+// flight at once: the pass is bound by memory latency otherwise
+// (bench_fp8_param measured the 1 x 128 form at 963 GB/s with one row in
+// flight, 1821 GB/s with eight); the amax is a float maximum and values
+// convert in pairs (fp8_lane_amax / fp8_encode_lane, shared with the fused
+// write); edge tiles check every element with the recipe's functions.
 // The master is decoded as the step kernel decodes it (an int8 ULP
 // correction's fraction from a 256-entry shared-memory table, exponent-bit
 // arithmetic: kernel/proven_codecs.cuh), which gives Master::decode's floats
@@ -53,8 +56,6 @@ struct alignas(4 * sizeof(T)) fp8_quad {
   T v[4];
 };
 
-/// Four consecutive master values (i .. i + 3 all exist): one vector load
-/// per buffer when aligned, else four.
 /// The master mode as the pass decodes it: the step kernel's wrapper (same
 /// floats as Master::decode), whose int8 fractions come from table slot 0.
 template <class Master>
@@ -69,6 +70,8 @@ __device__ FLASHOPTIM_INLINE float fp8_master_at(const fp8_param_ref<Master, F8>
   return DM::decode(t.master[i], a);
 }
 
+/// Four consecutive master values (i .. i + 3 all exist): one vector load
+/// per buffer when aligned, else four.
 template <class Master, class F8>
 __device__ FLASHOPTIM_INLINE void fp8_load4(const fp8_param_ref<Master, F8>& t, std::int64_t i, bool vec, float* x) {
   using P = typename Master::param_type;
@@ -88,7 +91,7 @@ __device__ FLASHOPTIM_INLINE void fp8_load4(const fp8_param_ref<Master, F8>& t, 
 
 /// Four consecutive elements' stored master, as loaded (interior tiles
 /// keep these rather than the decoded floats: 3 registers instead of 4 for
-/// bf16 + int8, so that two blocks of 512 threads fit on an SM).
+/// bf16 + int8; a 128 x 128 tile decodes them twice).
 template <class Master>
 struct fp8_raw4 {
   fp8_quad<typename Master::param_type> p;
