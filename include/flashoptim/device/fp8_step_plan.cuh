@@ -41,12 +41,7 @@ template <class Config, class Policy, class F8>
 status fp8_fused_step_async(const step_plan_ref<Config, Policy>& ref, const kernel::fp8_out_entry<F8>* entries,
                             const typename Config::hyper* h, int groups, const step_args& a, const device_inputs& in,
                             const fp8_param_options& o, cudaStream_t stream) {
-  for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("skip", in.skip));
-  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("error", in.error));
+  FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_step<Config>(h, groups, a, in));
   if (a.skip || ref.units() == 0) return status();
   kernel::fp8_step_params<Config, F8> p;
   p.table = ref.table();

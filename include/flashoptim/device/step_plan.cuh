@@ -46,6 +46,19 @@ status check_device_scalar(const char* name, const T* p) {
                   static_cast<const void*>(p), alignof(T));
   return status();
 }
+
+/// The checks of a step with device inputs, before anything is launched:
+/// each group's hyperparameters with the host step arguments, and every
+/// device pointer given (alignment, memory kind).
+template <class Config>
+status check_device_step(const typename Config::hyper* h, int groups, const step_args& a, const device_inputs& in) {
+  for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
+  FLASHOPTIM_RETURN_IF_ERROR(check_device_scalar("lr", in.lr));
+  FLASHOPTIM_RETURN_IF_ERROR(check_device_scalar("step", in.step));
+  FLASHOPTIM_RETURN_IF_ERROR(check_device_scalar("inv_grad_scale", in.inv_grad_scale));
+  FLASHOPTIM_RETURN_IF_ERROR(check_device_scalar("skip", in.skip));
+  return check_device_scalar("error", in.error);
+}
 }  // namespace detail
 
 template <class Config, class Policy>
@@ -114,12 +127,7 @@ class step_plan_ref {
   status step_async(const hyper* h, int groups, const step_args& a, const device_inputs& in,
                     cudaStream_t stream) const {
     FLASHOPTIM_RETURN_IF_ERROR(check_groups(h, groups));
-    for (int g = 0; g < groups; ++g) FLASHOPTIM_RETURN_IF_ERROR(validate_step_args<Config>(h[g], a));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("lr", in.lr));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("step", in.step));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("inv_grad_scale", in.inv_grad_scale));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("skip", in.skip));
-    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_scalar("error", in.error));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::check_device_step<Config>(h, groups, a, in));
     if (a.skip || table_.units == 0) return status();
     kernel::step_params<Config> p;
     p.table = table_;

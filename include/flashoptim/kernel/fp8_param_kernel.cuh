@@ -144,6 +144,16 @@ __device__ FLASHOPTIM_INLINE std::uint32_t fp8_warp_max(std::uint32_t a) {
   return a;
 }
 
+/// A 128 x 128 tile's amax from each thread's part: the warps' maxima
+/// through `warp_amax` (shared; the caller synchronizes before reusing it).
+__device__ FLASHOPTIM_INLINE std::uint32_t fp8_tile_amax(std::uint32_t amax, std::uint32_t* warp_amax) {
+  amax = fp8_warp_max(amax);
+  if (threadIdx.x % 32 == 0) warp_amax[threadIdx.x / 32] = amax;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < fp8_warps; ++w) amax = warp_amax[w] > amax ? warp_amax[w] : amax;
+  return amax;
+}
 /// Lane `lane`'s four values of row r of the tile whose columns start at c0
 /// (absent elements read as 0, which no amax notices); `full` when all four
 /// exist.
@@ -229,12 +239,7 @@ __device__ FLASHOPTIM_INLINE void fp8_write_tile(const fp8_param_ref<Master, F8>
       amax = a > amax ? a : amax;
       tile_inf = tile_inf || has_inf;
     }
-    amax = fp8_warp_max(amax);
-    if (lane == 0) warp_amax[warp] = amax;
-    __syncthreads();
-#pragma unroll
-    for (int w = 0; w < fp8_warps; ++w) amax = warp_amax[w] > amax ? warp_amax[w] : amax;
-    const float q = fp8_quant_factor<F8>(amax, pow2);
+    const float q = fp8_quant_factor<F8>(fp8_tile_amax(amax, warp_amax), pow2);
 #pragma unroll
     for (int k = 0; k < fp8_rows_per_warp; ++k) {
       float x[4];
@@ -276,12 +281,7 @@ __device__ FLASHOPTIM_INLINE void fp8_write_tile(const fp8_param_ref<Master, F8>
 #pragma unroll
     for (int j = 0; j < 4; ++j) amax = fp8_amax_add(amax, x[0][j]);
   }
-  amax = fp8_warp_max(amax);
-  if (lane == 0) warp_amax[warp] = amax;
-  __syncthreads();
-#pragma unroll
-  for (int w = 0; w < fp8_warps; ++w) amax = warp_amax[w] > amax ? warp_amax[w] : amax;
-  const float q = fp8_quant_factor<F8>(amax, pow2);
+  const float q = fp8_quant_factor<F8>(fp8_tile_amax(amax, warp_amax), pow2);
 #pragma unroll
   for (int k = 0; k < fp8_rows_per_warp; ++k) {
     const std::int64_t r = r0 + fp8_warps * k;
