@@ -4,7 +4,7 @@
 // device::optimizer writing FP8 copies (set_fp8_outputs, docs/fp8-params.md
 // "In the owning optimizers") == cpu::optimizer writing them, byte for byte,
 // over the same model: both block kinds, both formats, power-of-two scales,
-// a compressed and an fp32 master, the gradient pass with a skipped step, a
+// a compressed and an fp32 master, off-loaded tensors, the gradient pass with a skipped step, a
 // release step, a CUDA graph replaying step + write, and a checkpoint load
 // that re-derives the copy; copies written in the step's launch and by the
 // pass after it, over more groups than one launch takes; bad outputs are
@@ -129,13 +129,19 @@ optim::optimizer_options quiet() {
   return o;
 }
 
+/// offload: device::optimizer's offload_fraction (the off-loaded tensors'
+/// copies are written by its CPU part); a graph capture is refused then, so
+/// that stage is left out.
 template <class Config, class F8>
-void run_twin(bool pow2) {
+void run_twin(bool pow2, double offload = 0.0) {
   twin<Config, F8> m(11);
   cpu::optimizer<Config> host;
   device::optimizer<Config> dev;
   STATUS_OK(host.init(m.groups(false), quiet()));
-  STATUS_OK(dev.init(m.groups(true), quiet()));
+  optim::optimizer_options dev_options = quiet();
+  dev_options.offload_fraction = offload;
+  STATUS_OK(dev.init(m.groups(true), dev_options));
+  if (offload > 0.0) REQUIRE(dev.host_tensor_count() > 0);
   fp8_param_options po;
   po.pow2_scales = pow2;
   STATUS_OK(host.set_fp8_outputs(m.outputs(false), po));
@@ -180,6 +186,16 @@ void run_twin(bool pow2) {
   STATUS_OK(dev.end_step_async(stream));
   GPU_CHECK(cudaStreamSynchronize(stream));
   m.require_same_copy("release step");
+  if (offload > 0.0) {
+    // and a plain step once more after the release step
+    m.set_grads(350);
+    STATUS_OK(host.step());
+    STATUS_OK(dev.step_async(stream));
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    m.require_same_copy("step after release (off-load)");
+    GPU_CHECK(cudaStreamDestroy(stream));
+    return;
+  }
   // a CUDA graph of step_async replays the step and the write
   cudaGraph_t graph;
   GPU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -215,6 +231,10 @@ TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: bf16 + int8 master,
 TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: fp32 master, e5m2, power-of-two scales") {
   run_twin<tc::adamw_fp32_native, fp8_e5m2>(true);
 }
+TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's with off-loaded tensors (their copies written by the CPU)") {
+  run_twin<tc::adamw_default, fp8_e4m3>(false, 0.5);
+  run_twin<tc::adamw_fp32_native, fp8_e5m2>(true, 0.5);
+}
 
 TEST_CASE("device::optimizer: bad FP8 outputs are refused and nothing is written") {
   using C = tc::adamw_default;
@@ -232,13 +252,17 @@ TEST_CASE("device::optimizer: bad FP8 outputs are refused and nothing is written
   CHECK(dev.set_fp8_outputs(bad).code() == status_code::invalid_argument);
   CHECK_FALSE(dev.has_fp8_outputs());
   m.require_same_copy("nothing written");  // the device buffers still hold the host's sentinels
-  // an off-loaded tensor cannot have a copy
+  // the same refusals with off-loaded tensors
   optim::optimizer_options o = quiet();
   o.offload_fraction = 0.5;
   device::optimizer<C> off;
   STATUS_OK(off.init(m.groups(true), o));
   REQUIRE(off.host_tensor_count() > 0);
-  CHECK(off.set_fp8_outputs(m.outputs(true)).code() == status_code::invalid_argument);
+  CHECK_FALSE(off.set_fp8_outputs(m.outputs(false)).ok());  // host memory
+  bad = m.outputs(true);
+  bad[0].values = reinterpret_cast<F8*>(m.dp[1]);  // an off-loaded tensor's copy over a parameter
+  CHECK(off.set_fp8_outputs(bad).code() == status_code::aliasing);
+  CHECK_FALSE(off.has_fp8_outputs());
   m.require_same_copy("nothing written (off-load)");
 }
 

@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/cpu/step.hpp"
 #include "flashoptim/device/fp8_step_plan.cuh"
 #include "flashoptim/device/grad_pass.cuh"
@@ -613,10 +614,12 @@ class optimizer {
   /// elements per thread, dividing 128) for the fused launch; with any
   /// other, every copy takes the second launch. `outputs`:
   /// one per tensor (tensors() order; null buffers: no copy), device
-  /// memory. The copy is written once now. Checks everything first
-  /// (optim::build_fp8_refs; the buffers' memory kind; an off-loaded
-  /// tensor, whose correction lives in host memory, cannot have one); on
-  /// error nothing is written and the previous outputs stay. Set-up:
+  /// memory. An off-loaded tensor's copy (offload_fraction: its correction
+  /// lives in host memory) is written by the CPU from the master it keeps,
+  /// into pinned memory, and copied to `outputs` after the step (the bytes
+  /// of the same recipe). The copy is written once now. Checks everything
+  /// first (optim::build_fp8_refs; the buffers' memory kind); on error
+  /// nothing is written and the previous outputs stay. Set-up:
   /// allocates the launch table and synchronizes `stream`. Refused inside a
   /// release step. A later init() drops them.
   template <class F8>
@@ -634,11 +637,6 @@ class optimizer {
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
     for (std::size_t k = 0; k < refs.size(); ++k) {
       const std::size_t i = index[k];
-      if (i < host_count_)
-        return status(status_code::invalid_argument,
-                      "set_fp8_outputs: tensor %zu ('%.80s') is off-loaded (offload_fraction): its correction lives in "
-                      "host memory and the optimizer writes no FP8 copy of it",
-                      i, names_[i].c_str());
       FLASHOPTIM_RETURN_IF_ERROR(check_memory_kind(i, "fp8 values", refs[k].values,
                                                    static_cast<std::size_t>(refs[k].shape.size), memory_need::device,
                                                    dev));
@@ -646,10 +644,23 @@ class optimizer {
           i, "fp8 scales", refs[k].scales, static_cast<std::size_t>(refs[k].shape.scale_count()) * sizeof(float),
           memory_need::device, dev));
     }
+    // Off-loaded tensors (their correction is in host memory) are written by
+    // the CPU from the master it keeps, then copied; the rest on the device.
+    std::vector<fp8_param_ref<typename Config::master, F8>> on_device, on_host;
+    std::vector<std::size_t> device_index;
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      if (index[k] < host_count_) {
+        on_host.push_back(refs[k]);
+      } else {
+        on_device.push_back(refs[k]);
+        device_index.push_back(index[k]);
+      }
+    }
     auto w = std::make_unique<fp8_writer_of<F8>>();
     w->options = options;
-    FLASHOPTIM_RETURN_IF_ERROR(w->plan.build(refs.data(), refs.size()));
-    FLASHOPTIM_RETURN_IF_ERROR(build_fused_fp8(refs, index, dev, *w));
+    FLASHOPTIM_RETURN_IF_ERROR(w->plan.build(on_device.data(), on_device.size()));
+    FLASHOPTIM_RETURN_IF_ERROR(build_fused_fp8(on_device, device_index, dev, *w));
+    FLASHOPTIM_RETURN_IF_ERROR(build_host_fp8(refs, index, *w));
     FLASHOPTIM_RETURN_IF_ERROR(w->write_async(stream));
     FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaStreamSynchronize(stream), "set_fp8_outputs: synchronize"));
     fp8_ = std::move(w);
@@ -743,12 +754,49 @@ class optimizer {
       if (prev != device && device >= 0) cudaSetDevice(device);
       for (entry* e : entries)
         if (e != nullptr) cudaFree(e);
+      if (copied != nullptr) {
+        cudaEventSynchronize(copied);  // copies out of the staging still queued
+        cudaEventDestroy(copied);
+      }
+      if (pinned != nullptr) cudaFreeHost(pinned);
       if (prev != device && device >= 0) cudaSetDevice(prev);
     }
-    status write_async(cudaStream_t stream) const override { return plan.write_async(options, stream); }
+    /// Off-loaded tensors: refs over the host master and pinned staging,
+    /// where each copy goes on the device, and the event after the last
+    /// copies out of the staging (the next write waits for it).
+    std::vector<fp8_param_ref<typename Config::master, F8>> host_refs;
+    std::vector<F8*> host_values_to;
+    std::vector<float*> host_scales_to;
+    void* pinned = nullptr;
+    cudaEvent_t copied = nullptr;
+    int host_threads = 0;
+    status write_async(cudaStream_t stream) const override {
+      FLASHOPTIM_RETURN_IF_ERROR(plan.write_async(options, stream));
+      return write_host(stream);
+    }
     status write_unfused_async(cudaStream_t stream) const override {
-      if (unfused_count == 0) return status();
-      return (fused_tensors == 0 ? plan : unfused).write_async(options, stream);
+      if (unfused_count > 0) FLASHOPTIM_RETURN_IF_ERROR((fused_tensors == 0 ? plan : unfused).write_async(options, stream));
+      return write_host(stream);
+    }
+    /// The off-loaded tensors' copies: written on CPU threads (the master
+    /// the CPU step left is current when the step returns), then copied to
+    /// the device on `stream`.
+    status write_host(cudaStream_t stream) const {
+      if (host_refs.empty()) return status();
+      FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaEventSynchronize(copied), "FP8 copies: the last copies"));
+      cpu::detail::fp8_param_write_checked(host_refs.data(), host_refs.size(), options, host_threads);
+      for (std::size_t k = 0; k < host_refs.size(); ++k) {
+        const fp8_param_ref<typename Config::master, F8>& r = host_refs[k];
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpyAsync(host_values_to[k], r.values, static_cast<std::size_t>(r.shape.size), cudaMemcpyHostToDevice,
+                            stream),
+            "FP8 copies: values to the device"));
+        FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(
+            cudaMemcpyAsync(host_scales_to[k], r.scales, static_cast<std::size_t>(r.shape.scale_count()) * sizeof(float),
+                            cudaMemcpyHostToDevice, stream),
+            "FP8 copies: scales to the device"));
+      }
+      return detail::cuda_status(cudaEventRecord(copied, stream), "FP8 copies: event record");
     }
     bool fused(std::size_t c) const override { return c < entries.size() && entries[c] != nullptr; }
     status fused_step_async(std::size_t c, const hyper_type* h, int groups, const step_args& a,
@@ -813,6 +861,44 @@ class optimizer {
       if (!rest.empty()) FLASHOPTIM_RETURN_IF_ERROR(w.unfused.build(rest.data(), rest.size()));
       return status();
     }
+  }
+  /// The off-loaded half of set_fp8_outputs: each off-loaded tensor's copy
+  /// is written by the CPU from the host master (its parameter's host copy,
+  /// its correction in the host arena) into one pinned staging buffer, from
+  /// which it is copied to its output. refs / index: build_fp8_refs' list.
+  template <class F8>
+  status build_host_fp8(const std::vector<fp8_param_ref<typename Config::master, F8>>& refs,
+                        const std::vector<std::size_t>& index, fp8_writer_of<F8>& w) const {
+    std::size_t bytes = 0;
+    std::vector<std::size_t> at;
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      if (index[k] >= host_count_) continue;
+      at.push_back(bytes);
+      bytes += (static_cast<std::size_t>(refs[k].shape.size) + 15) / 16 * 16;
+      bytes += (static_cast<std::size_t>(refs[k].shape.scale_count()) * sizeof(float) + 15) / 16 * 16;
+    }
+    if (at.empty()) return status();
+    FLASHOPTIM_RETURN_IF_ERROR(
+        detail::cuda_status(cudaMallocHost(&w.pinned, std::max<std::size_t>(bytes, 16)), "set_fp8_outputs: pinned staging"));
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaEventCreateWithFlags(&w.copied, cudaEventDisableTiming),
+                                                   "set_fp8_outputs: event"));
+    // recorded once, so that the first write finds it complete
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaEventRecord(w.copied, nullptr), "set_fp8_outputs: event record"));
+    w.host_threads = options_.offload_threads;
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const std::size_t i = index[k];
+      if (i >= host_count_) continue;
+      auto* base = static_cast<unsigned char*>(w.pinned) + at[n++];
+      fp8_param_ref<typename Config::master, F8> r = refs[k];
+      w.host_values_to.push_back(r.values);
+      w.host_scales_to.push_back(r.scales);
+      r.master = host_->param[i];  // the aux already points into the host arena
+      r.values = reinterpret_cast<F8*>(base);
+      r.scales = reinterpret_cast<float*>(base + (static_cast<std::size_t>(r.shape.size) + 15) / 16 * 16);
+      w.host_refs.push_back(r);
+    }
+    return status();
   }
   /// What step_async writes after its launches: the copies they do not.
   status write_unfused_fp8_async(cudaStream_t stream) const {
