@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "common/configs.hpp"
@@ -318,4 +319,43 @@ TEST_CASE("finite: format::finite_limit is the largest value that converts finit
   CHECK(format::bits_of(format::finite_limit<bf16>()) == 0x7f7f7fffu);
   CHECK(format::finite_limit<fp16>() == std::nextafter(65520.0f, 0.0f));
   CHECK(format::finite_limit<fp16>(format::rounding::stochastic) == 65504.0f);
+}
+
+namespace {
+/// A rule whose own range checks bound every state (as the GPU's
+/// range-checked Adam declares, kernel/range_checked.cuh).
+struct adamw_with_state_bounds : rule::adamw {
+  static constexpr bool checks_state_bounds = true;
+};
+}  // namespace
+
+TEST_CASE("finite: a rule that bounds its states leaves the guard only the compares its bounds do not imply") {
+  namespace c = codec;
+  using plain_cfg = step_config<rule::adamw, c::ulp_correction<bf16, std::int8_t>, bf16, c::defaults::momentum,
+                                c::defaults::second_moment>;
+  using bounded_cfg = step_config<adamw_with_state_bounds, c::ulp_correction<bf16, std::int8_t>, bf16,
+                                  c::defaults::momentum, c::defaults::second_moment>;
+  using bounded_fp16 = step_config<adamw_with_state_bounds, c::ulp_correction<bf16, std::int8_t>, bf16,
+                                   c::precision::fp16, c::precision::fp16>;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // grouped states (limit FLT_MAX): the plain rule's guard flags a
+  // non-finite m or v, the bounded rule's leaves them to its own checks
+  for (const float bad : {inf, -inf, nan}) {
+    const float m_bad[2] = {bad, 1.0f}, v_bad[2] = {1.0f, bad};
+    CHECK(finite_guard<plain_cfg>::flagged(0.5f, m_bad));
+    CHECK(finite_guard<plain_cfg>::flagged(0.5f, v_bad));
+    CHECK_FALSE(finite_guard<bounded_cfg>::flagged(0.5f, m_bad));
+    CHECK_FALSE(finite_guard<bounded_cfg>::flagged(0.5f, v_bad));
+  }
+  // the parameter's compare stays, and so does a state whose limit is its
+  // format's (fp16: 65504), which no bound far below FLT_MAX implies
+  const float fine[2] = {1.0f, 1.0f};
+  CHECK(finite_guard<bounded_cfg>::flagged(inf, fine));
+  CHECK(finite_guard<bounded_cfg>::flagged(3.4e38f, fine));  // finite, but beyond what bf16 stores finite
+  CHECK_FALSE(finite_guard<bounded_cfg>::flagged(0.5f, fine));
+  const float m_big[2] = {1e5f, 1.0f}, v_big[2] = {1.0f, 7e4f};
+  CHECK(finite_guard<bounded_fp16>::flagged(0.5f, m_big));
+  CHECK(finite_guard<bounded_fp16>::flagged(0.5f, v_big));
+  CHECK_FALSE(finite_guard<bounded_fp16>::flagged(0.5f, fine));
 }
