@@ -11,7 +11,8 @@ special values executes, following that path through the branches.
     python3 tools/sass_hot_path.py k.sass [elements_per_thread]
 
 The path starts at the block holding the first 128-bit LDG of the kernel (a
-tile's parameter load) and ends after the stores that follow the last
+tile's parameter load), or for a staged kernel (cp.async) at its first
+`DEPBAR.LE` (where a tile waits for the loads issued a tile earlier), and ends after the stores that follow the last
 128-bit STG. Along it, a predicated forward branch is taken when the code it
 skips holds a CALL (the slow paths of IEEE division and square root) or a
 128-bit LDG (a range-checked tile's exact redo); unconditional forward
@@ -33,9 +34,15 @@ def hot_path(instructions):
     stores = [i for i, (_, s) in enumerate(instructions) if opcode(s) == "STG.E.128"]
     if not loads or not stores:
         return None
-    start = loads[0]
-    while start > 0 and not opcode(instructions[start - 1][1]).startswith("BRA"):
-        start -= 1
+    staged = [i for i, (_, s) in enumerate(instructions) if opcode(s).startswith("DEPBAR.LE")]
+    if staged:
+        # A staged kernel (cp.async ring): a tile's loads were issued a
+        # tile earlier, so the tile's path starts where it waits for them.
+        start = staged[0]
+    else:
+        start = loads[0]
+        while start > 0 and not opcode(instructions[start - 1][1]).startswith("BRA"):
+            start -= 1
     end = stores[-1]
     while end + 1 < len(instructions) and not opcode(instructions[end + 1][1]).startswith(("BRA", "EXIT")):
         end += 1

@@ -177,6 +177,8 @@ struct workspace {
   }
 };
 
+__global__ void advance_step(std::int64_t* step) { ++*step; }
+
 template <class Config>
 typename Config::hyper bench_hyper() {
   typename Config::hyper h;
@@ -227,7 +229,10 @@ double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& 
   return total;
 }
 
-template <class Config, class Policy>
+/// Device = true: the kernel's device-inputs variant (lr and step count read
+/// from device memory, scalars made by each block), which device::optimizer
+/// launches; the step count advances on the device between launches.
+template <class Config, class Policy, bool Device = false>
 void bm_step(benchmark::State& st, shape sh) {
   workspace<Config> w(sh.sizes);
   device::step_plan<Config, Policy> plan;
@@ -240,18 +245,35 @@ void bm_step(benchmark::State& st, shape sh) {
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::int64_t step = 1;
-  for (int i = 0; i < 3; ++i) {
-    step_args a;
-    a.step = step++;
-    s = plan.step_async(h, a, stream);
+  double* d_lr = nullptr;
+  std::int64_t* d_step = nullptr;
+  device::device_inputs in;
+  if constexpr (Device) {
+    BENCH_CUDA(cudaMalloc(&d_lr, sizeof(double)));
+    BENCH_CUDA(cudaMalloc(&d_step, sizeof(std::int64_t)));
+    BENCH_CUDA(cudaMemcpy(d_lr, &h.lr, sizeof(double), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(d_step, &step, sizeof step, cudaMemcpyHostToDevice));
+    in.lr = d_lr;
+    in.step = d_step;
   }
+  auto launch = [&] {
+    if constexpr (Device) {
+      s = plan.step_async(h, step_args{}, in, stream);
+      advance_step<<<1, 1, 0, stream>>>(d_step);
+    } else {
+      step_args a;
+      a.step = step++;
+      s = plan.step_async(h, a, stream);
+    }
+  };
+  for (int i = 0; i < 3; ++i) launch();
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::int64_t iters = 0;
-  const double total = time_iterations(st, stream, iters, [&] {
-    step_args a;
-    a.step = step++;
-    s = plan.step_async(h, a, stream);
-  });
+  const double total = time_iterations(st, stream, iters, launch);
+  if constexpr (Device) {
+    BENCH_CUDA(cudaFree(d_lr));
+    BENCH_CUDA(cudaFree(d_step));
+  }
   if (!s.ok()) st.SkipWithError(s.what());
   set_counters(st, total, iters, w.moved_bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
   st.counters["grid"] = plan.ref().grid();
@@ -307,10 +329,10 @@ using adamw_torch_bf16 = step_config<rule::adamw, c::native<bf16>, bf16, p::bf16
 template <class Config>
 using default_policy = typename tuning::default_step_policy<Config>::type;
 
-template <class Config, class Policy = default_policy<Config>>
+template <class Config, class Policy = default_policy<Config>, bool Device = false>
 void add(const char* config, const shape& sh, const char* policy = "default") {
   const std::string name = std::string("step/") + config + "/" + sh.name + "/" + policy;
-  benchmark::RegisterBenchmark(name.c_str(), bm_step<Config, Policy>, sh)
+  benchmark::RegisterBenchmark(name.c_str(), bm_step<Config, Policy, Device>, sh)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
       ->MinTime(0.3);
@@ -334,6 +356,10 @@ int main(int argc, char** argv) {
   // The targets (BENCHMARKS.md).
   add<adamw_default>("adamw_default", f);
   add<adamw_default>("adamw_default", l);
+  // What device::optimizer launches: the same kernel reading lr and the step
+  // count on the GPU.
+  add<adamw_default, default_policy<adamw_default>, true>("adamw_default", f, "device_inputs");
+  add<adamw_default, default_policy<adamw_default>, true>("adamw_default", l, "device_inputs");
 #if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)  // a quick build for A/B measurements
   add<adamw_default>("adamw_default", m);
   add<lion_default>("lion_default", f);
