@@ -19,6 +19,11 @@
 #include <string>
 #include <vector>
 
+// configs.hpp: where the tests are built too, this binary links their
+// compiled steps (flashoptim_test_instances, bench/cpu/CMakeLists.txt) and
+// the header declares them extern; 11 of the 12 configurations below are
+// among them, so a build of everything compiles them once, not twice.
+#include "common/configs.hpp"
 #include "common/typed_tensor.hpp"
 #include "flashoptim/cpu/step.hpp"
 #include "flashoptim/layout/bytes.hpp"
