@@ -345,7 +345,11 @@ TEST_CASE("stochastic-rounding bits equal format::random_bits(seed, step, index 
     std::uint32_t out[16];
     for (int trial = 0; trial < 20000; ++trial) {
       const std::uint64_t seed = next(), step = trial % 3 ? next() % 1000 : next();
-      const std::uint64_t index = trial % 5 ? next() % (1ull << 40) : ~0ull - (next() % 20);  // wraps around 2^64
+      // some wrap around 2^64, some cross a 2^32 boundary (the lanes' low
+      // words wrap and the high word moves on)
+      const std::uint64_t index = trial % 5 == 0   ? ~0ull - (next() % 20)
+                                  : trial % 7 == 0 ? ((next() % 1000 + 1) << 32) - (next() % 20)
+                                                   : next() % (1ull << 40);
       if (path == isa::avx512) avx512_probe::random(seed, step, index, out);
       else avx2_probe::random(seed, step, index, out);
       const int lanes = path == isa::avx512 ? 16 : 8;

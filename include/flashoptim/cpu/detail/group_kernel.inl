@@ -112,7 +112,7 @@ FLASHOPTIM_CPU_FN vi encode_small(vf x, vi random) {
 
 /// rounding_key{seed, step, index}.bits(i) for the lanes i = 0 .. lanes-1.
 FLASHOPTIM_CPU_FN vi random_bits(std::uint64_t seed, std::uint64_t step, std::uint64_t index) {
-  return ops::random_bits(seed ^ (step * 0x9e3779b97f4a7c15ull), index);
+  return ops::random_bits(format::random_key(seed, step), index);
 }
 
 /// Storage element types as int32 lanes: the raw bits (`load`/`store`), and

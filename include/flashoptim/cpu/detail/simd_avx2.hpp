@@ -8,6 +8,7 @@
 #pragma once
 
 #include "flashoptim/cpu/isa.hpp"
+#include "flashoptim/format/random.hpp"
 
 #if FLASHOPTIM_CPU_X86_SIMD
 #include <immintrin.h>
@@ -173,27 +174,27 @@ struct ops {
     return _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 
-  // ---- 64-bit lanes for counter-based random bits (no 64-bit multiply in AVX2)
-  FLASHOPTIM_CPU_AVX2_FN static __m256i mul64(__m256i a, std::uint64_t k) {
-    const __m256i b = _mm256_set1_epi64x(static_cast<long long>(k));
-    const __m256i b_hi = _mm256_set1_epi64x(static_cast<long long>(k >> 32));
-    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b), _mm256_mul_epu32(a, b_hi));
-    return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
-  }
-  FLASHOPTIM_CPU_AVX2_FN static __m256i mix64(std::uint64_t base, __m256i index) {
-    __m256i z = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(base)), mul64(index, 0xd1b54a32d192ed03ull));
-    z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xbf58476d1ce4e5b9ull);
-    z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94d049bb133111ebull);
-    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-  }
-  /// See the AVX-512 version: upper 32 bits of format::random_bits' mix for 8 lanes.
-  FLASHOPTIM_CPU_AVX2_FN static vi random_bits(std::uint64_t base, std::uint64_t index0) {
-    const __m256i i0 = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(index0)), _mm256_setr_epi64x(0, 1, 2, 3));
-    const __m256i i1 = _mm256_add_epi64(i0, _mm256_set1_epi64x(4));
-    // odd 32-bit halves of both, then undo the per-128-bit-lane interleave
-    const __m256 hi = _mm256_shuffle_ps(_mm256_castsi256_ps(mix64(base, i0)), _mm256_castsi256_ps(mix64(base, i1)),
-                                        _MM_SHUFFLE(3, 1, 3, 1));
-    return _mm256_permute4x64_epi64(_mm256_castps_si256(hi), _MM_SHUFFLE(3, 1, 2, 0));
+  // ---- counter-based random bits
+  /// format::random_mix(key, index0 + i) for the 8 lanes i (see the AVX-512
+  /// version; unsigned compares as signed ones with the sign bits flipped).
+  FLASHOPTIM_CPU_AVX2_FN static vi random_bits(std::uint64_t key, std::uint64_t index0) {
+    const std::uint32_t lo0 = static_cast<std::uint32_t>(index0);
+    const std::uint32_t hi0 = static_cast<std::uint32_t>(index0 >> 32);
+    const std::uint32_t key_lo = static_cast<std::uint32_t>(key), key_hi = static_cast<std::uint32_t>(key >> 32);
+    const __m256i base = _mm256_set1_epi32(static_cast<int>(lo0));
+    const __m256i lo = _mm256_add_epi32(base, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i flip = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+    const __m256i wrapped = _mm256_cmpgt_epi32(_mm256_xor_si256(base, flip), _mm256_xor_si256(lo, flip));
+    const std::uint32_t fold0 = (hi0 ^ key_hi) * format::random_fold;
+    const std::uint32_t fold1 = ((hi0 + 1u) ^ key_hi) * format::random_fold;
+    const __m256i fold = _mm256_blendv_epi8(_mm256_set1_epi32(static_cast<int>(fold0)),
+                                            _mm256_set1_epi32(static_cast<int>(fold1)), wrapped);
+    __m256i x = _mm256_add_epi32(_mm256_xor_si256(lo, _mm256_set1_epi32(static_cast<int>(key_lo))), fold);
+    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
+    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(0x846ca68bu)));
+    return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
   }
 };
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "flashoptim/cpu/isa.hpp"
+#include "flashoptim/format/random.hpp"
 
 #if FLASHOPTIM_CPU_X86_SIMD
 #include <immintrin.h>
@@ -176,25 +177,27 @@ struct ops {
     return _mm512_cvtepu16_epi32(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 
-  // ---- 64-bit lanes for counter-based random bits
-  /// The upper 32 bits of SplitMix64's finalizer over z = base ^ (index0 + i) * k_index
-  /// for the 16 lanes i (format::random_bits with base = seed ^ step * k_step).
-  FLASHOPTIM_CPU_AVX512_FN static vi random_bits(std::uint64_t base, std::uint64_t index0) {
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i i0 = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(index0)), lane);
-    const __m512i i1 = _mm512_add_epi64(i0, _mm512_set1_epi64(8));
-    const __m256i h0 = _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64(base, i0), 32));
-    const __m256i h1 = _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64(base, i1), 32));
-    return _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1);
-  }
-  FLASHOPTIM_CPU_AVX512_FN static __m512i mix64(std::uint64_t base, __m512i index) {
-    __m512i z = _mm512_xor_si512(_mm512_set1_epi64(static_cast<long long>(base)),
-                                 _mm512_mullo_epi64(index, _mm512_set1_epi64(static_cast<long long>(0xd1b54a32d192ed03ull))));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-                           _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull)));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-                           _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull)));
-    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+  // ---- counter-based random bits
+  /// format::random_mix(key, index0 + i) for the 16 lanes i: the index's low
+  /// words in 32-bit lanes (a lane whose low word wrapped past 2^32 takes the
+  /// next high word), then the same 32-bit operations.
+  FLASHOPTIM_CPU_AVX512_FN static vi random_bits(std::uint64_t key, std::uint64_t index0) {
+    const std::uint32_t lo0 = static_cast<std::uint32_t>(index0);
+    const std::uint32_t hi0 = static_cast<std::uint32_t>(index0 >> 32);
+    const std::uint32_t key_lo = static_cast<std::uint32_t>(key), key_hi = static_cast<std::uint32_t>(key >> 32);
+    const __m512i lo = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(lo0)),
+                                        _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+    const __mmask16 wrapped = _mm512_cmplt_epu32_mask(lo, _mm512_set1_epi32(static_cast<int>(lo0)));
+    const std::uint32_t fold0 = (hi0 ^ key_hi) * format::random_fold;
+    const std::uint32_t fold1 = ((hi0 + 1u) ^ key_hi) * format::random_fold;
+    const __m512i fold = _mm512_mask_blend_epi32(wrapped, _mm512_set1_epi32(static_cast<int>(fold0)),
+                                                 _mm512_set1_epi32(static_cast<int>(fold1)));
+    __m512i x = _mm512_add_epi32(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(key_lo))), fold);
+    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+    x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+    x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
+    return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
   }
 };
 
