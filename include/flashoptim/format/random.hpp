@@ -43,6 +43,7 @@ inline constexpr std::uint32_t random_fold = 0x9e3779b9u;
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint32_t random_mix(std::uint64_t key, std::uint64_t index) {
   std::uint32_t x = (static_cast<std::uint32_t>(index) ^ static_cast<std::uint32_t>(key)) +
                     (static_cast<std::uint32_t>(index >> 32) ^ static_cast<std::uint32_t>(key >> 32)) * random_fold;
+  // (cpu/detail/group_kernel.inl's random_bits repeats these five steps in vector lanes)
   x ^= x >> 16;
   x *= 0x7feb352du;
   x ^= x >> 15;

@@ -112,7 +112,13 @@ FLASHOPTIM_CPU_FN vi encode_small(vf x, vi random) {
 
 /// rounding_key{seed, step, index}.bits(i) for the lanes i = 0 .. lanes-1.
 FLASHOPTIM_CPU_FN vi random_bits(std::uint64_t seed, std::uint64_t step, std::uint64_t index) {
-  return ops::random_bits(format::random_key(seed, step), index);
+  // format::random_mix's hash, on the word each ISA folds for its lanes
+  vi x = ops::random_word(format::random_key(seed, step), index);
+  x = ops::xori(x, ops::srli<16>(x));
+  x = ops::mulloi(x, ops::set1i(0x7feb352d));
+  x = ops::xori(x, ops::srli<15>(x));
+  x = ops::mulloi(x, ops::set1i(static_cast<std::int32_t>(0x846ca68bu)));
+  return ops::xori(x, ops::srli<16>(x));
 }
 
 /// Storage element types as int32 lanes: the raw bits (`load`/`store`), and

@@ -97,6 +97,7 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vi as_i(vf a) { return _mm256_castps_si256(a); }
   FLASHOPTIM_CPU_AVX2_FN static vf as_f(vi a) { return _mm256_castsi256_ps(a); }
   FLASHOPTIM_CPU_AVX2_FN static vi addi(vi a, vi b) { return _mm256_add_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX2_FN static vi mulloi(vi a, vi b) { return _mm256_mullo_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi subi(vi a, vi b) { return _mm256_sub_epi32(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi andi(vi a, vi b) { return _mm256_and_si256(a, b); }
   FLASHOPTIM_CPU_AVX2_FN static vi ori(vi a, vi b) { return _mm256_or_si256(a, b); }
@@ -175,9 +176,9 @@ struct ops {
   }
 
   // ---- counter-based random bits
-  /// format::random_mix(key, index0 + i) for the 8 lanes i (see the AVX-512
+  /// The word format::random_mix hashes, for the 8 lanes i (see the AVX-512
   /// version; unsigned compares as signed ones with the sign bits flipped).
-  FLASHOPTIM_CPU_AVX2_FN static vi random_bits(std::uint64_t key, std::uint64_t index0) {
+  FLASHOPTIM_CPU_AVX2_FN static vi random_word(std::uint64_t key, std::uint64_t index0) {
     const std::uint32_t lo0 = static_cast<std::uint32_t>(index0);
     const std::uint32_t hi0 = static_cast<std::uint32_t>(index0 >> 32);
     const std::uint32_t key_lo = static_cast<std::uint32_t>(key), key_hi = static_cast<std::uint32_t>(key >> 32);
@@ -189,12 +190,7 @@ struct ops {
     const std::uint32_t fold1 = ((hi0 + 1u) ^ key_hi) * format::random_fold;
     const __m256i fold = _mm256_blendv_epi8(_mm256_set1_epi32(static_cast<int>(fold0)),
                                             _mm256_set1_epi32(static_cast<int>(fold1)), wrapped);
-    __m256i x = _mm256_add_epi32(_mm256_xor_si256(lo, _mm256_set1_epi32(static_cast<int>(key_lo))), fold);
-    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
-    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
-    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
-    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(0x846ca68bu)));
-    return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+    return _mm256_add_epi32(_mm256_xor_si256(lo, _mm256_set1_epi32(static_cast<int>(key_lo))), fold);
   }
 };
 

@@ -104,6 +104,7 @@ struct ops {
   FLASHOPTIM_CPU_AVX512_FN static vi as_i(vf a) { return _mm512_castps_si512(a); }
   FLASHOPTIM_CPU_AVX512_FN static vf as_f(vi a) { return _mm512_castsi512_ps(a); }
   FLASHOPTIM_CPU_AVX512_FN static vi addi(vi a, vi b) { return _mm512_add_epi32(a, b); }
+  FLASHOPTIM_CPU_AVX512_FN static vi mulloi(vi a, vi b) { return _mm512_mullo_epi32(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vi subi(vi a, vi b) { return _mm512_sub_epi32(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vi andi(vi a, vi b) { return _mm512_and_si512(a, b); }
   FLASHOPTIM_CPU_AVX512_FN static vi ori(vi a, vi b) { return _mm512_or_si512(a, b); }
@@ -178,10 +179,10 @@ struct ops {
   }
 
   // ---- counter-based random bits
-  /// format::random_mix(key, index0 + i) for the 16 lanes i: the index's low
-  /// words in 32-bit lanes (a lane whose low word wrapped past 2^32 takes the
-  /// next high word), then the same 32-bit operations.
-  FLASHOPTIM_CPU_AVX512_FN static vi random_bits(std::uint64_t key, std::uint64_t index0) {
+  /// The word format::random_mix hashes, for the indices index0 + i of the
+  /// 16 lanes i: the index's low words in 32-bit lanes (a lane whose low word
+  /// wrapped past 2^32 takes the next high word's fold).
+  FLASHOPTIM_CPU_AVX512_FN static vi random_word(std::uint64_t key, std::uint64_t index0) {
     const std::uint32_t lo0 = static_cast<std::uint32_t>(index0);
     const std::uint32_t hi0 = static_cast<std::uint32_t>(index0 >> 32);
     const std::uint32_t key_lo = static_cast<std::uint32_t>(key), key_hi = static_cast<std::uint32_t>(key >> 32);
@@ -192,12 +193,7 @@ struct ops {
     const std::uint32_t fold1 = ((hi0 + 1u) ^ key_hi) * format::random_fold;
     const __m512i fold = _mm512_mask_blend_epi32(wrapped, _mm512_set1_epi32(static_cast<int>(fold0)),
                                                  _mm512_set1_epi32(static_cast<int>(fold1)));
-    __m512i x = _mm512_add_epi32(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(key_lo))), fold);
-    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
-    x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-    x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
-    return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+    return _mm512_add_epi32(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(key_lo))), fold);
   }
 };
 
