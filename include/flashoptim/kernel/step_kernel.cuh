@@ -368,7 +368,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
 /// dynamic region starts after the kernel's own __shared__ variables (the
 /// device-inputs variant has 336 bytes of them), and with the ring 80 bytes
 /// off a line the cp.async copies took twice the shared-memory wavefronts
-/// (Nsight Compute: 23.1M -> 48.2M) and the step 5-7% longer.
+/// (Nsight Compute: 23.1M -> 48.2M) and the step 5-8% longer.
 inline constexpr std::uint32_t stage_alignment = 128;
 
 /// Shared-memory staging of a run's tiles (Policy::stages > 1), one stage:
@@ -417,7 +417,6 @@ struct stage_layout : tile_io<typename TCc::base, N> {
   static constexpr std::uint32_t bytes = (end + (stage_alignment - 1u)) / stage_alignment * stage_alignment;
   static_assert(Threads % 4 == 0, "regions keep their alignment");
 };
-
 
 /// The shared-window address of the first stage: after the decode tables,
 /// rounded up to stage_alignment (step_shared_bytes keeps room for that).
