@@ -183,7 +183,7 @@ void sweep(const char* what, typename Config::hyper h, float g, bool pass_grad, 
       const auto hh = with_lr<Config>(h, lr);
       const auto v = optim::lr_check_tensor<Config>(hh, max_abs, gg);
       const bool moved = step_moves<Config>(hh, els);
-      INFO(what << " band 2^" << k << " lr " << lr << " |p|max " << max_abs << " update " << v.update
+      INFO(std::string(what) << " band 2^" << k << " lr " << lr << " |p|max " << max_abs << " update " << v.update
                 << " resolution " << v.resolution << " verdict can_move " << v.can_move << " step moved " << moved);
       CHECK(v.exact);
       CHECK(v.can_move == moved);
@@ -195,7 +195,7 @@ void sweep(const char* what, typename Config::hyper h, float g, bool pass_grad, 
     // to fp32 rounding, SGD's is lr * |g|).
     const double u_hi = optim::lr_check_tensor<Config>(with_lr<Config>(h, hi), max_abs, gg).update;
     const double u32 = std::ldexp(1.0, (std::ilogb(max_abs) > -126 ? std::ilogb(max_abs) : -126) - 23);
-    INFO(what << " band 2^" << k << " threshold update " << u_hi << " resolution " << res);
+    INFO(std::string(what) << " band 2^" << k << " threshold update " << u_hi << " resolution " << res);
     CHECK(u_hi >= res / 2 - u32 * 1.01);
     CHECK(u_hi <= res / 2 + u32 * 1.01);
   }
@@ -214,7 +214,7 @@ void sweep_decay(const char* what, typename Config::hyper h, float g, tally& tl)
       const auto hh = with_lr<Config>(h, lr);
       const auto v = optim::lr_check_tensor<Config>(hh, max_abs, g);
       const bool moved = step_moves<Config>(hh, els);
-      INFO(what << " band 2^" << k << " lr " << lr << " update " << v.update << " resolution " << v.resolution
+      INFO(std::string(what) << " band 2^" << k << " lr " << lr << " update " << v.update << " resolution " << v.resolution
                 << " verdict can_move " << v.can_move << " step moved " << moved);
       if (!v.can_move) CHECK_FALSE(moved);
       ++tl.cases;

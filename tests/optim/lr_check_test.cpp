@@ -57,7 +57,7 @@ TEST_CASE("lr check: a maximum that is exactly a power of two (LayerNorm weights
     for (const double lr : {lo * 0.5, lo, hi, hi * 2}) {
       const auto hh = with_lr<Config>(h, lr);
       const auto v = optim::lr_check_tensor<Config>(hh, max_abs, 0.5);
-      INFO(what << " lr " << lr << " update " << v.update);
+      INFO(std::string(what) << " lr " << lr << " update " << v.update);
       CHECK(v.can_move == step_moves<Config>(hh, els));
     }
     // Moving down from 1 the grid is twice as fine: less than the spacing
