@@ -145,6 +145,36 @@ def fmt_row(cells):
     return "| " + " | ".join(cells) + " |"
 
 
+def write_readme_table(path, when, copy, get, torch_rows, paper_rows):
+    """README.md's performance table: the default AdamW step beside its peers, from this run's rows."""
+    def ms(r, bold=False):
+        if not r:
+            return "-"
+        return f"**{r['ms']:.3f} ms**" if bold else f"{r['ms']:.3f} ms"
+    flat = get("step/adamw_default/flat268M/default")
+    llama = get("step/adamw_default/llama1B/default")
+    ours_flat = ms(flat, True) + (f" ({flat['pct_copy']:.1f}% of copy bandwidth)" if flat else "")
+    table = [
+        f"One run of {str(when)[:10]}, every row measured in it (copy bandwidth {copy:.0f} GB/s):",
+        "",
+        fmt_row(["AdamW step", "B/param moved", "268M params, 1 tensor", "Llama-3.2-1B list (147 tensors)"]),
+        fmt_row(["---"] * 4),
+        fmt_row(["**flashoptim**, bf16 + int8 correction, 8-bit states", "12.5", ours_flat, ms(llama, True)]),
+        fmt_row(["the paper's package (PyPI `flashoptim` 0.1.4, `FlashAdamW`, same layout)", "12.25",
+                 ms(paper_rows.get(("adamw_default", "flat268M"))), ms(paper_rows.get(("adamw_default", "llama1B")))]),
+        fmt_row(["torch fused AdamW, fp32", "28", ms(torch_rows.get(("flat268M", "fp32"))),
+                 ms(torch_rows.get(("llama1B", "fp32")))]),
+        fmt_row(["torch fused AdamW, bf16 params and states, no master", "14", ms(torch_rows.get(("flat268M", "bf16"))),
+                 ms(torch_rows.get(("llama1B", "bf16")))]),
+    ]
+    with open(path) as f:
+        text = f.read()
+    begin, end = "<!-- perf-table:begin -->\n", "<!-- perf-table:end -->"
+    i, j = text.index(begin) + len(begin), text.index(end)
+    with open(path, "w") as f:
+        f.write(text[:i] + "\n".join(table) + "\n" + text[j:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", action="append", default=[],
@@ -159,6 +189,9 @@ def main():
     ap.add_argument("--append", action="append", default=[],
                     help="a markdown file from the same run to append (off-load, sharding); repeatable")
     ap.add_argument("--notes", default=None, help="a markdown file of analysis to put after the header")
+    ap.add_argument("--readme", default=None,
+                    help="also rewrite this README's performance table (between <!-- perf-table:begin --> and "
+                         "<!-- perf-table:end -->) from the same run")
     ap.add_argument("--from-json", nargs=2, metavar=("BENCH_JSON", "TORCH_JSON"), default=None,
                     help="rebuild the report from a previous run's --json and --torch-json instead of running")
     args = ap.parse_args()
@@ -334,6 +367,9 @@ def main():
             verdict(ours["ms"] < r["ms"], f"{rule} {shape}: ours {ours['ms']:.3f} ms vs the paper's package "
                                           f"{r['ms']:.3f} ms ({r['ms'] / ours['ms']:.2f}x)")
     lines.append("")
+
+    if args.readme:
+        write_readme_table(args.readme, when, copy, get, torch_rows, paper_rows)
 
     tuning = [(n, b) for n, b in rows.items() if n.startswith("step/adamw_default/flat268M/")]
     if len(tuning) > 1:
