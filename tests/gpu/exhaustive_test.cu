@@ -568,6 +568,25 @@ struct proven_sqrt_code : no_tables {
 #endif
   }
 };
+
+/// The fp8 element rule's conversion of a pair (s, -s) for every fp32 s,
+/// e4m3 and e5m2, with and without the nonzero step: the pair conversion
+/// (which byte is which) and the integer maximum on the device, the host's
+/// from_float on the host.
+struct proven_fp8_codes : no_tables {
+  template <class T, bool Nonzero>
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t pair(float s) {
+    const float in[2] = {s, format::float_from_bits(format::bits_of(s) ^ 0x80000000u)};
+    T q[2];
+    proven::fp8_element_codes<T, Nonzero>(in, q);
+    return static_cast<std::uint64_t>(q[0].bits) | static_cast<std::uint64_t>(q[1].bits) << 8;
+  }
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float s = format::float_from_bits(static_cast<std::uint32_t>(i));
+    return pair<fp8_e4m3, false>(s) | pair<fp8_e4m3, true>(s) << 16 | pair<fp8_e5m2, false>(s) << 32 |
+           pair<fp8_e5m2, true>(s) << 48;
+  }
+};
 }  // namespace
 
 TEST_CASE("proven ULP encode on the device == ulp_correction::encode, all 2^32 inputs") {
@@ -593,4 +612,5 @@ TEST_CASE("proven fast paths: reciprocal, sqrt, division in their ranges == IEEE
 TEST_CASE("proven element rules on the device == clamp, post, quantize, sentinel, all 2^32 inputs") {
   sweep<proven_softsign_code>("proven softsign int8 element", all32);
   sweep<proven_sqrt_code>("proven sqrt uint8 elements", all32);
+  sweep<proven_fp8_codes>("proven fp8 element pairs (e4m3, e5m2, nonzero)", all32);
 }

@@ -111,12 +111,22 @@ bool in_domain(float n) { return !format::is_finite(n) || format::abs_bits(n) <=
 /// whose maximum lies outside [2^-64, 2^64].
 std::vector<float> group_values(testdata::generator& gen, int kind, bool non_negative) {
   std::vector<float> v(32);
-  const float scale = kind == 0 ? 1.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : kind == 3 ? 1e-40f : 3e38f;
+  const float scale = kind == 0 || kind == 6 ? 1.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : kind == 3 ? 1e-40f : 3e38f;
   for (auto& x : v) {
     x = gen.value(scale, 0.2, kind == 4 || gen.u32() % 8 == 0);
     if (non_negative) x = format::abs_bits(x);
   }
   if (gen.u32() % 5 == 0) v.assign(32, 0.0f);
+  if (kind == 6) {
+    // A plain scale beside elements 2^-149..2^-100 of it: products t / amax
+    // below the normal range, where fp8's folded power of two meets
+    // subnormals (and +-0).
+    for (int i = 0; i < 32; i += 3) {
+      const float tiny = format::pow2(-100 - static_cast<int>(gen.u32() % 50));
+      v[static_cast<std::size_t>(i)] = (gen.u32() % 2 == 0 || non_negative) ? tiny : -tiny;
+    }
+    v[1] = non_negative ? 1.5f : -1.5f;
+  }
   return v;
 }
 
@@ -133,7 +143,7 @@ void check_encoder(bool non_negative) {
   testdata::generator gen(7);
   int bad = 0;
   for (int trial = 0; trial < 40000; ++trial) {
-    const std::vector<float> v = group_values(gen, trial % 6, non_negative);
+    const std::vector<float> v = group_values(gen, trial % 7, non_negative);
     float x[32];
     std::memcpy(x, v.data(), sizeof x);
     typename Codec::code_type q0[32], q1[32];
@@ -203,6 +213,19 @@ TEST_CASE("proven scale_fp32 encoder == grouped::encode_tile on whole groups") {
   check_encoder<codec::defaults::second_moment>(false);
   check_encoder<p::fp8_momentum>(false);
   check_encoder<p::fp8_second_moment>(false);
+  check_encoder<p::fp8_second_moment>(true);
+  // e5m2, and the fp8 codes the element rule leaves to the general path.
+  using e5m2_m = codec::grouped<codec::fp8_code<fp8_e5m2>, codec::identity, codec::scale_fp32>;
+  using e5m2_v = codec::grouped<codec::fp8_code<fp8_e5m2>, codec::sqrt_compander, codec::scale_fp32,
+                                codec::code_rounding::half_up_nonzero>;
+  using e4m3_nonzero_identity = codec::grouped<codec::fp8_code<fp8_e4m3>, codec::identity, codec::scale_fp32,
+                                               codec::code_rounding::half_up_nonzero>;
+  static_assert(proven::element_rule_of<p::fp8_momentum>::value == proven::element_rule::fp8_nearest);
+  static_assert(proven::element_rule_of<e5m2_v>::value == proven::element_rule::fp8_nearest);
+  static_assert(proven::element_rule_of<e4m3_nonzero_identity>::value == proven::element_rule::general);
+  check_encoder<e5m2_m>(false);
+  check_encoder<e5m2_v>(true);
+  check_encoder<e4m3_nonzero_identity>(false);
   check_encoder<
       codec::grouped<codec::int8_code<true>, codec::softsign, codec::scale_fp32, codec::code_rounding::stochastic>>(
       false);

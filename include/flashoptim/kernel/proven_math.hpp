@@ -270,6 +270,8 @@ enum class element_rule : int {
   general,        ///< the codec's own post / clamp / quantize / sentinel (any code)
   softsign_int8,  ///< int8 sentinel code, softsign, half up (defaults::momentum)
   sqrt_uint8,     ///< uint8 sentinel code, sqrt compander, half up [nonzero] (defaults::second_moment)
+  fp8_nearest,    ///< fp8 code (NaN sentinel), identity or sqrt compander, nearest even [nonzero with sqrt]
+                  ///< (precision::fp8_momentum, fp8_second_moment)
 };
 
 /// The rule for codec C: the proven ones need the fp32 scale (the stored
@@ -289,6 +291,19 @@ struct element_rule_of<codec::grouped<codec::uint8_code<true>, Compander, codec:
                                                    codec::compander_kind_of<Compander> == codec::compander_kind::sqrt
                                                ? element_rule::sqrt_uint8
                                                : element_rule::general> {};
+/// fp8 codes: half_up (nearest even) with the identity or sqrt compander;
+/// half_up_nonzero with the sqrt compander only, whose nonzero operands keep
+/// the folded product positive (fp8_element_codes).
+template <class T, class Compander, codec::code_rounding R>
+struct element_rule_of<codec::grouped<codec::fp8_code<T>, Compander, codec::scale_fp32, R>>
+    : std::integral_constant<element_rule,
+                             (R == codec::code_rounding::half_up &&
+                              (codec::compander_kind_of<Compander> == codec::compander_kind::identity ||
+                               codec::compander_kind_of<Compander> == codec::compander_kind::sqrt)) ||
+                                     (R == codec::code_rounding::half_up_nonzero &&
+                                      codec::compander_kind_of<Compander> == codec::compander_kind::sqrt)
+                                 ? element_rule::fp8_nearest
+                                 : element_rule::general> {};
 
 /// int8 code of softsign(n) rounded half up, the sentinel (-128) for a
 /// non-finite n; n finite with |n| <= 1 + 2^-23, or non-finite. With
@@ -313,6 +328,57 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
     c = c > positive ? c : positive;
   }
   return c;
+}
+
+/// fp8 codes of s0 and s1 rounded to nearest even, saturating (the
+/// conversion the codec's quantize calls): one cvt.rn.satfinite of the pair
+/// on the device (sm_89+), format::from_float elsewhere; the two agree on
+/// all 2^32 inputs (tests/gpu/exhaustive_test.cu), NaN giving the sentinel.
+template <class T>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_pair(float s0, float s1, T& q0, T& q1) {
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+  std::uint16_t r;
+  if constexpr (std::is_same<T, fp8_e4m3>::value) {
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(s0), "f"(s1));
+  } else {
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(s0), "f"(s1));
+  }
+  q0.bits = static_cast<std::uint8_t>(r & 0xffu);
+  q1.bits = static_cast<std::uint8_t>(r >> 8);
+#else
+  q0 = format::from_float<T>(s0);
+  q1 = format::from_float<T>(s1);
+#endif
+}
+
+/// The fp8 element rule on a tile whose group maximum lies in [2^-64, 2^64]
+/// (or is 0), so every t is finite or NaN: s = RN(t * (RN(1/amax) * 2^K))
+/// converted to nearest even. Same bytes as clamp, quantize and sentinel:
+///   - |n| <= 1 + 2^-23 makes |s| <= 2^K (1 + 2^-23), inside the format
+///     (e4m3: 2^8 against 448, e5m2: 2^15 against 57344), so the clamp and
+///     the saturation never act;
+///   - the folded product equals RN(t / amax-normalized) * 2^K, the codec's
+///     y * 2^K, whenever that is normal; when it is not (|s| < 2^-118),
+///     both convert to a zero of t's sign;
+///   - a NaN t gives a NaN s, which converts to the sentinel;
+///   - Nonzero (the sqrt compander only, t = sqrt(v) >= 2^-74.5 when
+///     positive, amax <= 2^64): s > 0 exactly when the codec's y > 0, and
+///     then a code of 0 becomes 1 by an integer maximum (positive codes
+///     0x00..0x7e are ordered).
+template <class T, bool Nonzero, int N>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_element_codes(const float (&s)[N], T (&q)[N]) {
+  FLASHOPTIM_UNROLL for (int i = 0; i + 1 < N; i += 2) fp8_pair(s[i], s[i + 1], q[i], q[i + 1]);
+  if constexpr (N % 2 == 1) {
+    T unused;
+    fp8_pair(s[N - 1], 0.0f, q[N - 1], unused);
+  }
+  if constexpr (Nonzero) {
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
+      const int positive = static_cast<int>(format::bits_of(s[i])) < 1 ? static_cast<int>(format::bits_of(s[i])) : 1;
+      const int c = q[i].bits;
+      q[i].bits = static_cast<std::uint8_t>(c > positive ? c : positive);
+    }
+  }
 }
 
 /// grouped<Code, Compander, scale_fp32, R>::encode_tile, the same bytes:
@@ -347,7 +413,18 @@ struct scale_fp32_encoder {
     m = reduce.max_num(m);
     const bool plain_range = (m == 0.0f) | ((m >= format::pow2(-64)) & (m <= format::pow2(64)));
     float n[N];
-    if (reduce.all(plain_range)) {
+    const bool plain = reduce.all(plain_range);
+    if constexpr (rule == element_rule::fp8_nearest) {
+      if (plain) {
+        // The conversion's power of two folded into the reciprocal (exact).
+        const float factor = m > 0.0f ? format::mul_rn(reciprocal(m), format::pow2(Code::exponent)) : 0.0f;
+        s = m;
+        FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
+        fp8_element_codes<code_type, Codec::rounding == codec::code_rounding::half_up_nonzero>(n, q);
+        return;
+      }
+    }
+    if (plain && rule != element_rule::fp8_nearest) {
       const float factor = m > 0.0f ? reciprocal(m) : 0.0f;
       s = m;
       FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
@@ -363,7 +440,8 @@ struct scale_fp32_encoder {
       } else if constexpr (rule == element_rule::sqrt_uint8) {
         q[i] = static_cast<code_type>(sqrt_uint8_code<Codec::rounding == codec::code_rounding::half_up_nonzero>(n[i]));
       } else {
-        // The codec's own element: clamp, post, quantize, sentinel select.
+        // The codec's own element: clamp, post, quantize, sentinel select
+        // (and fp8's rare branch).
         const float y = PostCompander::post(format::min_num(format::max_num(n[i], -1.0f), 1.0f));
         const code_type v =
             Code::quantize(y, Codec::rounding, Codec::rounding == codec::code_rounding::stochastic ? key.bits(i) : 0u);
