@@ -77,6 +77,56 @@ struct fixture {
 
 }  // namespace
 
+/// Where a launch of Cfg's staged step puts its stage ring when the kernel
+/// has StaticBytes of its own __shared__ variables before the dynamic
+/// window (the device-inputs variant has 336): out[0] the ring's address
+/// modulo 128, out[1] the bytes from the window's start to the ring's end.
+template <class Cfg, int StaticBytes>
+__global__ void stage_ring_probe(std::uint32_t* out) {
+  __shared__ unsigned char own[StaticBytes];
+  own[threadIdx.x % StaticBytes] = static_cast<unsigned char>(threadIdx.x);
+  __syncthreads();
+  using Policy = typename tuning::default_step_policy<Cfg>::type;
+  using TC = kernel::kernel_config<Cfg, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
+  using TCc = kernel::kernel_config<Cfg, Policy::tabulate, Policy::branch_free, Policy::proven_ranges,
+                                    Policy::range_checked>;
+  using L = kernel::stage_layout<TCc, Policy::elements_per_thread, Policy::threads>;
+  if (threadIdx.x == 0) {
+    const std::uint32_t window = kernel::detail::shared_address(kernel::shared_tables());
+    const std::uint32_t first = kernel::stage_base<TC>();
+    out[0] = first % 128u;
+    out[1] = first + static_cast<std::uint32_t>(Policy::stages) * L::bytes - window;
+    out[2] = own[1];
+  }
+}
+
+template <class Cfg, int StaticBytes>
+void check_stage_ring() {
+  using Policy = typename tuning::default_step_policy<Cfg>::type;
+  static_assert(Policy::stages > 1, "a staged policy");
+  device_bytes mem(3 * sizeof(std::uint32_t));
+  const std::size_t window = kernel::step_shared_bytes<Cfg, Policy>();
+  auto k = stage_ring_probe<Cfg, StaticBytes>;
+  GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(window)));
+  k<<<1, Policy::threads, window>>>(reinterpret_cast<std::uint32_t*>(mem.ptr));
+  GPU_CHECK(cudaGetLastError());
+  std::uint32_t out[3];
+  GPU_CHECK(cudaMemcpy(out, mem.ptr, sizeof out, cudaMemcpyDeviceToHost));
+  INFO("static __shared__ bytes ", StaticBytes, ", window ", window);
+  CHECK(out[0] == 0u);
+  CHECK(out[1] <= window);
+}
+
+TEST_CASE("the stage ring is 128-byte aligned and inside the launch's window, whatever __shared__ precedes it") {
+  // 336: the device-inputs variant's own variables, whose 80 bytes past a
+  // line once doubled the copies' shared-memory wavefronts (kernel/step_kernel.cuh).
+  check_stage_ring<C, 4>();
+  check_stage_ring<C, 80>();
+  check_stage_ring<C, 336>();
+  check_stage_ring<C, 1000>();
+  check_stage_ring<tc::adamw_bf16_states, 336>();
+}
+
 TEST_CASE("skip writes nothing (C11)") {
   fixture<> f({1025, 40000});
   f.warm_up(3);
