@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -232,6 +233,68 @@ TEST_CASE("proven scale_fp32 encoder == grouped::encode_tile on whole groups") {
   check_encoder<codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32>>(false);
   check_encoder<codec::grouped<codec::int8_code<true>, codec::identity, codec::scale_fp32>>(false);
   check_encoder<codec::grouped<codec::uint8_code<true>, codec::identity, codec::scale_fp32>>(true);
+}
+
+TEST_CASE("fold lemma for M = 255 on x >= 0 (the reference second moment's code)") {
+  // (One negative x, -0x1.010102p-9, breaks it: the reference's n is never negative.)
+  const long long bad = sweep_bits(0, 0x80000000u, [](std::uint32_t u) {
+    const float x = format::float_from_bits(u);
+    if (!(x <= 1.01f)) return true;
+    return format::floor_exact((x * 255.0f) + 0.5f) == format::floor_exact(format::fma_rn(x, 255.0f, 0.5f));
+  });
+  CHECK(bad == 0);
+}
+
+/// A group as a range-checked Adam step leaves it: |m| in [2^-60, 2^60],
+/// v in [2^-100, 2^76] (magnitudes spread over the whole range, or close
+/// together, with ties to the group maximum).
+std::vector<float> checked_group(testdata::generator& gen, bool second_moment, int kind) {
+  std::vector<float> v(32);
+  const int lo = second_moment ? -100 : -60, hi = second_moment ? 75 : 59;
+  const int center = lo + static_cast<int>(gen.u32() % static_cast<std::uint32_t>(hi - lo));
+  for (auto& x : v) {
+    const int e = kind == 0 ? lo + static_cast<int>(gen.u32() % static_cast<std::uint32_t>(hi - lo))
+                            : std::min(hi, std::max(lo, center - static_cast<int>(gen.u32() % 12)));
+    const float mant = 1.0f + static_cast<float>(gen.u32() >> 8) * format::pow2(-24);
+    x = mant * format::pow2(e);
+    if (!second_moment && gen.u32() % 2 == 0) x = -x;
+  }
+  if (kind == 2) v[gen.u32() % 32] = v[gen.u32() % 32];
+  return v;
+}
+
+TEST_CASE("reference layout on range-checked tiles: the proven encoder == grouped::encode_tile") {
+  using M = codec::reference::momentum;
+  using V = codec::reference::second_moment;
+  static_assert(proven::is_reference_checked_codec<M>::value && proven::is_reference_checked_codec<V>::value);
+  static_assert(!proven::is_reference_checked_codec<codec::defaults::momentum>::value);
+  testdata::generator gen(11);
+  int bad_m = 0, bad_v = 0;
+  for (int trial = 0; trial < 60000; ++trial) {
+    for (bool second : {false, true}) {
+      const std::vector<float> v = checked_group(gen, second, trial % 3);
+      float x[32];
+      std::memcpy(x, v.data(), sizeof x);
+      std::uint8_t q0[32], q1[32];
+      fp16 s0{}, s1{};
+      if (second) {
+        V::code_type a[32], b[32];
+        V::encode_tile(x, a, s0, codec::whole_group{}, {});
+        proven::reference_checked_encoder<V>::encode_tile(x, b, s1, whole_group_reduce{}, {});
+        std::memcpy(q0, a, 32);
+        std::memcpy(q1, b, 32);
+      } else {
+        M::code_type a[32], b[32];
+        M::encode_tile(x, a, s0, codec::whole_group{}, {});
+        proven::reference_checked_encoder<M>::encode_tile(x, b, s1, whole_group_reduce{}, {});
+        std::memcpy(q0, a, 32);
+        std::memcpy(q1, b, 32);
+      }
+      if (std::memcmp(q0, q1, 32) != 0 || s0.bits != s1.bits) ++(second ? bad_v : bad_m);
+    }
+  }
+  CHECK(bad_m == 0);
+  CHECK(bad_v == 0);
 }
 
 TEST_CASE("keep_if_equal keeps the bytes exactly when the bits are equal") {

@@ -36,21 +36,25 @@ struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree, Proven> 
 };
 
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,
-          bool Grouped = codec::is_grouped<C>::value>
+          bool CheckedRange = false, bool Grouped = codec::is_grouped<C>::value>
 struct codec_select {
   using type = C;
   static constexpr bool tabulated = false;
 };
 /// CheckedSqrt: the rule checks the range of this state's new value, so a
-/// sqrt compander may use the square root's fast path.
-template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt>
-struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, true> {
+/// sqrt compander may use the square root's fast path. CheckedRange: the
+/// rule bounds this state's new values as range_checked_adam does for m and
+/// v (the reference layout's encoder relies on it).
+template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt, bool CheckedRange>
+struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, CheckedRange, true> {
   static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
   using pre = std::conditional_t<CheckedSqrt && codec::compander_kind_of<typename C::compander> == codec::compander_kind::sqrt,
                                  range_checked_sqrt_compander, typename C::compander>;
-  using type =
-      std::conditional_t<Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,
-                         kernel_codec<C, Slot, tabulated, BranchFree>>;
+  using type = std::conditional_t<
+      Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,
+      std::conditional_t<Proven && CheckedRange && proven::is_reference_checked_codec<C>::value,
+                         reference_checked_codec<C, Slot, tabulated, BranchFree, pre>,
+                         kernel_codec<C, Slot, tabulated, BranchFree>>>;
 };
 }  // namespace detail
 
@@ -78,7 +82,8 @@ struct kernel_config {
   template <int I>
   using state_sel = detail::codec_select<typename Config::template state<I>, (I + 1 < table_slots ? I + 1 : 0),
                                          Tabulate && (I + 1 < table_slots), BranchFree, Proven,
-                                         I == 1 && Checked && rule_check::checks_second_moment>;
+                                         I == 1 && Checked && rule_check::checks_second_moment,
+                                         I < 2 && Checked && rule_check::checks_second_moment>;
   using state0_sel = state_sel<0>;
   using state1_sel = state_sel<1>;
   static constexpr int num_slots = Config::num_slots;

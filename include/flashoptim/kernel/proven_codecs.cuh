@@ -52,6 +52,24 @@ struct proven_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
   }
 };
 
+/// The reference layout's codecs in the first attempt of a range-checked
+/// Adam step, whose rule bounds this slot's new values (CheckedRange in
+/// kernel_config.cuh): decode as kernel_codec, encode through
+/// proven::reference_checked_encoder (the division's fast path instead of
+/// IEEE division per element, no NaN rule, no clamps).
+template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
+struct reference_checked_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
+  using wrapped = kernel_codec<C, Slot, Tabulate, BranchFree>;
+  using typename wrapped::code_type;
+  using typename wrapped::scale_type;
+
+  template <int N, class Reduce>
+  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], scale_type& s, Reduce&& reduce,
+                                                 const codec::rounding_key& key) {
+    proven::reference_checked_encoder<C, PreCompander>::encode_tile(x, q, s, reduce, key);
+  }
+};
+
 /// Codecs proven_codec covers: the group maximum ignores non-finite elements
 /// only with a sentinel, and the range proofs need the fp32 scale.
 template <class C>

@@ -457,5 +457,63 @@ struct scale_fp32_encoder {
   }
 };
 
+// ---------------------------------------------------------------------------
+// The reference layout (codec::reference::*) on a range-checked tile
+
+/// codec::reference::momentum / second_moment (fp16 scale, no sentinel,
+/// half up) as a range-checked Adam step encodes them: the rule has checked
+/// that every new m lies in [2^-60, 2^60] in magnitude and every new v in
+/// [2^-100, 2^76] (kernel/range_checked.cuh; the tile is redone exactly
+/// otherwise), so with t = m or t = sqrt(v) in [2^-50, 2^38]:
+///   - every t is finite: the group maximum is plain maxNum, the reference's
+///     NaN rule never acts;
+///   - the divisor d = max(amax, 1e-12) and every t lie in [2^-60, 2^60],
+///     where the division's fast path is the IEEE quotient; |t| <= d, so
+///     |n| <= 1 and no clamp acts;
+///   - momentum: softsign_int8_code (the same half-up rounding of
+///     softsign(n) * 127 for finite |n| <= 2);
+///   - second moment: floor(RN(n * 255 + 0.5)), the fold lemma for M = 255
+///     on n >= 0 (tests/gpu/proven_math_test.cpp), already in [0, 255].
+/// Same bytes as grouped::encode_tile on such tiles.
+template <class Codec, class PreCompander = typename Codec::compander>
+struct reference_checked_encoder {
+  using code_type = typename Codec::code_type;
+  static_assert(std::is_same<typename Codec::scale_format, codec::scale_fp16_reference>::value, "the reference scale");
+  static constexpr bool momentum = std::is_same<typename Codec::code_format, codec::int8_code<false>>::value;
+
+  template <int N, class Reduce>
+  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], fp16& s, Reduce&& reduce,
+                                                 const codec::rounding_key&) {
+    float t[N];
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) t[i] = PreCompander::pre(x[i]);
+    float m = 0.0f;
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) m = max_num(m, magnitude(t[i]));
+    m = reduce.max_num(m);
+    s = codec::scale_fp16_reference::store(m);
+    const float d = codec::scale_fp16_reference::make_norm(m, s);
+    FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
+      const float n = div_in_range(t[i], d);
+      if constexpr (momentum) {
+        q[i] = static_cast<code_type>(softsign_int8_code(n));
+      } else {
+        q[i] = static_cast<code_type>(floor_to_int(format::fma_rn(n, 255.0f, 0.5f)));
+      }
+    }
+  }
+};
+
+/// The reference layout's two codecs, by their parts (the compander by its
+/// declared kind).
+template <class C>
+struct is_reference_checked_codec : std::false_type {};
+template <class Compander>
+struct is_reference_checked_codec<
+    codec::grouped<codec::int8_code<false>, Compander, codec::scale_fp16_reference, codec::code_rounding::half_up>>
+    : std::bool_constant<codec::compander_kind_of<Compander> == codec::compander_kind::softsign> {};
+template <class Compander>
+struct is_reference_checked_codec<
+    codec::grouped<codec::uint8_code<false>, Compander, codec::scale_fp16_reference, codec::code_rounding::half_up>>
+    : std::bool_constant<codec::compander_kind_of<Compander> == codec::compander_kind::sqrt> {};
+
 }  // namespace proven
 }  // namespace flashoptim::kernel
