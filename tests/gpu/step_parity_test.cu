@@ -165,7 +165,7 @@ TEST_CASE("parity: previous and candidate step policies") {
   parity_suite<tc::adamw_default, unstaged>("adamw_default, t256_n8_b3_checked (unstaged)");
   parity_suite<tc::adamw_default, s2_b3>("adamw_default, s2_t256_n8_b3");
   parity_suite<tc::adamw_default, s4_b2>("adamw_default, s4_t256_n8_b2");
-  parity_suite<tc::lion_reference, s4_b2>("lion_reference, s4_t256_n8_b2 (2-byte scales not staged)");
+  parity_suite<tc::lion_reference, s4_b2>("lion_reference, s4_t256_n8_b2 (2-byte scales staged as 4-byte words)");
   parity_suite<tc::sgdw_exact_fp8, s3_t128>("sgdw_exact_fp8, s3_t128_n8_b6");
   // Long runs: a few blocks walk many units each, through every stage of the ring.
   for (int grid : {1, 2, 5}) {

@@ -386,9 +386,18 @@ struct stage_layout : tile_io<typename TCc::base, N> {
   static constexpr bool grad_staged = IO::G::present && IO::G::stageable;
   template <int I>
   static constexpr bool code_staged = IO::template stored<I> && IO::template Q<I>::present && IO::template Q<I>::stageable;
+  /// 2-byte scales (the reference layout's fp16) are staged as the 4-byte
+  /// word holding them: cp.async moves whole 4-byte words, and a full unit's
+  /// scales are whole words of a 4-byte-aligned buffer (kernel::vector_aligned
+  /// asks for that), so the word never leaves the unit's scales.
+  template <int I>
+  static constexpr bool scale_word = IO::template grouped<I> && IO::template Ks<I>::present &&
+                                     IO::template Ks<I>::bytes == 2;
   template <int I>
   static constexpr bool scale_staged =
-      IO::template grouped<I> && IO::template Ks<I>::present && IO::template Ks<I>::stageable;
+      IO::template grouped<I> && IO::template Ks<I>::present && (IO::template Ks<I>::stageable || scale_word<I>);
+  template <int I>
+  static constexpr int scale_slot_bytes = scale_word<I> ? 4 : IO::template Ks<I>::bytes;
   static constexpr std::uint32_t region(bool staged, int bytes) {
     return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
   }
@@ -404,7 +413,7 @@ struct stage_layout : tile_io<typename TCc::base, N> {
   }
   template <int... I>
   static constexpr std::uint32_t scale_regions(std::integer_sequence<int, I...>) {
-    return (0u + ... + region(scale_staged<I>, IO::template Ks<I>::bytes));
+    return (0u + ... + region(scale_staged<I>, scale_slot_bytes<I>));
   }
   template <int I>
   static constexpr std::uint32_t code =
@@ -441,8 +450,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typen
     using Q = typename L::template Q<I>;
     using Ks = typename L::template Ks<I>;
     if constexpr (L::template code_staged<I>) Q::copy_async(ptr.codes + off, at + L::template code<I> + t * Q::bytes);
-    if constexpr (L::template scale_staged<I>)
+    if constexpr (L::template scale_word<I>) {
+      const auto word = reinterpret_cast<std::uintptr_t>(ptr.scales + off / 32) & ~std::uintptr_t{3};
+      detail::cp_async<4>(at + L::template scale<I> + t * 4u, reinterpret_cast<const void*>(word));
+    } else if constexpr (L::template scale_staged<I>) {
       Ks::copy_async(ptr.scales + off / 32, at + L::template scale<I> + t * Ks::bytes);
+    }
   });
 }
 
@@ -474,8 +487,18 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typ
     }
     if constexpr (L::template grouped<I>) {
       typename L::template S<I>::scale_type k[1];
-      if constexpr (L::template scale_staged<I>) Ks::load_shared(at + L::template scale<I> + t * Ks::bytes, k);
-      else k[0] = Ks::load_one(ptr.scales + off / 32);
+      if constexpr (L::template scale_word<I>) {
+        // The half of the staged word that holds this tile's scale.
+        unsigned int w;
+        detail::ld_shared(at + L::template scale<I> + t * 4u, w);
+        const bool high = (reinterpret_cast<std::uintptr_t>(ptr.scales + off / 32) & 2u) != 0;
+        const std::uint16_t bits = static_cast<std::uint16_t>(high ? w >> 16 : w & 0xffffu);
+        std::memcpy(&k[0], &bits, 2);
+      } else if constexpr (L::template scale_staged<I>) {
+        Ks::load_shared(at + L::template scale<I> + t * Ks::bytes, k);
+      } else {
+        k[0] = Ks::load_one(ptr.scales + off / 32);
+      }
       slot.scale = k[0];
     }
   });

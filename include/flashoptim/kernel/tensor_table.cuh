@@ -46,13 +46,19 @@ FLASHOPTIM_HOST_DEVICE constexpr std::int64_t units_for(std::int64_t n, std::int
 }
 
 /// Whether every streamed buffer of t can take N-element vector accesses.
+/// 2-byte group scales must be 4-byte aligned: staged runs copy them as
+/// whole 4-byte words (stage_layout::scale_word); a tensor whose are not
+/// takes the element path (the same bytes).
 template <class Config, int N>
 bool vector_aligned(const tensor_ref<Config>& t) {
   using C = Config;
   bool codes = true;
   for_each_slot<C::num_slots>([&](auto s) {
     constexpr int I = decltype(s)::value;
-    codes = codes && tile_access<typename C::template state<I>::code_type, N>::vector_aligned(slot_at<I>(t.states).codes);
+    using S = typename C::template state<I>;
+    codes = codes && tile_access<typename S::code_type, N>::vector_aligned(slot_at<I>(t.states).codes);
+    if constexpr (storage_bytes<typename S::scale_type> == 2)
+      codes = codes && reinterpret_cast<std::uintptr_t>(slot_at<I>(t.states).scales) % 4u == 0;
   });
   return tile_access<typename C::param_type, N>::vector_aligned(t.param) &&
          tile_access<typename C::aux_type, N>::vector_aligned(t.aux) &&
