@@ -4,13 +4,19 @@
 // The counter-based random bits of stochastic rounding (format/random.hpp):
 // the definition pinned, and the properties stochastic rounding rests on —
 // distinct draws within a step, uniform low bits, one element's draws over
-// steps uniform and unbiased, the two state slots' draws unrelated.
+// steps uniform and unbiased, the two state slots' draws unrelated. And the
+// tests' own inputs (common/data.hpp): the same draws as the standard
+// library's distributions they replace.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
+
+#include "common/data.hpp"
 
 #include "flashoptim/format/random.hpp"
 #include "flashoptim/format/types.hpp"
@@ -100,4 +106,31 @@ TEST_CASE("random bits: the two state slots' draws for the same element are unre
     // standard deviation of the count: sqrt(n) / 2 = 256
     CHECK(std::abs(agree - n / 2) < 6 * 256);
   }
+}
+
+TEST_CASE("test inputs: testdata::generator draws what libstdc++'s distributions draw, bit for bit") {
+#if defined(__GLIBCXX__)
+  // common/data.hpp writes out std::uniform_real_distribution<double>(0, 1)
+  // and std::normal_distribution<float>(0, sigma) over std::mt19937_64 (a
+  // fresh distribution per value), so that every test's inputs stay what
+  // they were while clang builds them without libm's logl
+  for (const std::uint64_t seed : {1ull, 1042ull, 4242ull * 7919ull}) {
+    testdata::generator gen(seed);
+    std::mt19937_64 rng(seed);
+    long long uniform_diff = 0, normal_diff = 0;
+    for (int i = 0; i < 100000; ++i) {
+      const float sigma = i % 3 == 0 ? 1.0f : (i % 3 == 1 ? 0.25f : 3e-3f);
+      const double u = gen.uniform(), u_std = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+      const float n = gen.normal(sigma), n_std = std::normal_distribution<float>(0.0f, sigma)(rng);
+      uniform_diff += std::memcmp(&u, &u_std, sizeof u) != 0;
+      normal_diff += std::memcmp(&n, &n_std, sizeof n) != 0;
+    }
+    CAPTURE(seed);
+    CHECK(uniform_diff == 0);
+    CHECK(normal_diff == 0);
+    CHECK(gen.rng() == rng());  // the same number of engine draws
+  }
+#else
+  MESSAGE("not libstdc++: the generator's draws are its own, not compared");
+#endif
 }
