@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ inline void fill_grads(const ref::model& md, ref::tensor& t, testdata::generator
 /// Index of the first differing byte, or -1.
 inline long long first_difference(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
   if (a.size() != b.size()) return 0;
+  // memcmp first: the byte loop (an early exit, which GCC does not
+  // vectorize) was 9% of test_cpu_step_rules' time; it runs on a difference
+  if (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0) return -1;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (a[i] != b[i]) return static_cast<long long>(i);
   return -1;
