@@ -22,8 +22,7 @@
 //     - round-half-away(s) = trunc(RN(s + copysign(0.5, s))) (RN is
 //       symmetric), and the fold lemma below makes s + 0.5 one FMA;
 //     - decode: (c / M) * 2^-(m+1) is exact, so the correction is one
-//       multiply by 2^E, built from lo's exponent bits (for fp16 an exact
-//       one, so the multiply and the add are one FMA).
+//       multiply by 2^E, built from lo's exponent bits.
 //   Grouped codecs with an fp32 scale (the stored amax) and a sentinel:
 //     - for finite t, |t * RN(1/amax)| <= 1 + 2^-23, so the [-1, 1] clamp
 //       and the integer clamp of the code never change a code;
@@ -211,12 +210,7 @@ struct ulp_arithmetic {
   /// decode: lo + RN(fraction * 2^E). mode::decode computes the same
   /// correction as scale_pow2(c / M, E - m - 1), whose first product is
   /// exact: both round the same real number once.
-  /// For fp16 the product is exact (|c / M| >= 2^-15, E(lo) >= -14: at
-  /// least 2^-41, a normal fp32), so one FMA rounds the same sum
-  /// (tests/gpu/proven_math_test.cpp checks every pair). For bf16 it is not
-  /// (E(lo) reaches -126; 33792 of the 2^24 int8 pairs would differ).
   FLASHOPTIM_HOST_DEVICE static float decode(float lo, float fraction_of_c) {
-    if constexpr (std::is_same<T, fp16>::value) return format::fma_rn(fraction_of_c, exponent_scale(lo), lo);
     return format::add_rn(lo, format::mul_rn(fraction_of_c, exponent_scale(lo)));
   }
   /// 2^(1 - E(lo)) for a finite lo: the biased exponent 255 - F is the
