@@ -229,6 +229,28 @@ struct tabulated_codec_decode {
   }
 };
 
+/// A whole tile of 8 codes through kernel_codec::decode_tile (fp8 codes:
+/// the hardware conversion, pairs from both halves of each loaded word)
+/// against the host's: i's hash gives the codes and the scale, the result
+/// is a digest of the 8 decoded values.
+template <class Codec>
+struct codec_tile_decode : no_tables {
+  using T = kernel::kernel_codec<Codec, 1, false, false>;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    typename Codec::code_type q[8];
+    const std::uint64_t codes = mix(i, 11);
+    std::memcpy(q, &codes, 8);
+    const std::uint32_t sbits = static_cast<std::uint32_t>(mix(i, 13)) & 0x3fffffffu;
+    typename Codec::scale_type s;
+    std::memcpy(&s, &sbits, sizeof s);
+    float out[8];
+    T::decode_tile(q, s, out);
+    std::uint64_t d = 0;
+    for (int k = 0; k < 8; ++k) d = mix(d, format::bits_of(format::canonicalize_nan(out[k])));
+    return d;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("bf16 -> fp32 (the device widens through a 16-bit pair move), all inputs") {
@@ -271,8 +293,16 @@ TEST_CASE("the kernel's shared-memory tables decode as the host does") {
   sweep<tabulated_codec_decode<defaults::second_moment>>("defaults::second_moment", 1 << 24);
   sweep<tabulated_codec_decode<reference::momentum>>("reference::momentum", 1 << 24);
   sweep<tabulated_codec_decode<reference::second_moment>>("reference::second_moment", 1 << 24);
-  sweep<tabulated_codec_decode<precision::fp8_momentum>>("fp8 momentum", 1 << 24);
-  sweep<tabulated_codec_decode<precision::fp8_second_moment>>("fp8 second moment", 1 << 24);
+  // fp8 codes decode through the hardware conversion on sm_89+ (no table).
+  sweep<tabulated_codec_decode<precision::fp8_momentum>>("fp8 momentum (cvt)", 1 << 24);
+  sweep<tabulated_codec_decode<precision::fp8_second_moment>>("fp8 second moment (cvt)", 1 << 24);
+  using e5m2_m = grouped<fp8_code<fp8_e5m2>, identity, scale_fp32>;
+  using e5m2_v = grouped<fp8_code<fp8_e5m2>, sqrt_compander, scale_fp32, code_rounding::half_up_nonzero>;
+  sweep<tabulated_codec_decode<e5m2_m>>("e5m2 momentum (cvt)", 1 << 24);
+  sweep<tabulated_codec_decode<e5m2_v>>("e5m2 second moment (cvt)", 1 << 24);
+  sweep<codec_tile_decode<precision::fp8_momentum>>("fp8 momentum, tiles of 8 (cvt)", 1 << 22);
+  sweep<codec_tile_decode<precision::fp8_second_moment>>("fp8 second moment, tiles of 8 (cvt)", 1 << 22);
+  sweep<codec_tile_decode<e5m2_v>>("e5m2 second moment, tiles of 8 (cvt)", 1 << 22);
 }
 
 namespace {

@@ -122,8 +122,56 @@ struct codec_base<codec::grouped<Code, Compander, Scale, R>, true,
 };
 }  // namespace detail
 
+/// fp8 codes whose compander's post_inverse is the identity (identity,
+/// sqrt): their normalized value is the code's value times 2^-K, which the
+/// device converts in hardware (kernel_codec::decode_tile) instead of
+/// reading a table.
+template <class C>
+struct hardware_fp8_decode : std::false_type {};
+template <class T, class Compander, class Scale, codec::code_rounding R>
+struct hardware_fp8_decode<codec::grouped<codec::fp8_code<T>, Compander, Scale, R>>
+    : std::bool_constant<codec::compander_kind_of<Compander> == codec::compander_kind::identity ||
+                         codec::compander_kind_of<Compander> == codec::compander_kind::sqrt> {};
+
+namespace detail {
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+/// Two fp8 codes' values times 2^-K as floats: cvt to f16x2 (exact: every
+/// e4m3 and e5m2 value is an f16), then for e4m3 a multiply by 2^-8 in f16
+/// (exact: the results are multiples of 2^-17 below 2, f16 subnormals
+/// included, and no ftz), for e5m2 by 2^-15 in fp32 (its smallest values
+/// times 2^-15 are below f16's range). The format's NaN (the sentinel)
+/// stays a NaN.
+template <class T>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_pair_values(std::uint16_t packed, float& fa, float& fb) {
+  std::uint32_t h2;
+  unsigned short lo, hi;
+  if constexpr (std::is_same<T, fp8_e4m3>::value) {
+    asm("{\n\t.reg .b32 h, c;\n\t"
+        "cvt.rn.f16x2.e4m3x2 h, %1;\n\t"
+        "mov.b32 c, 0x1c001c00;\n\t"  // 2^-8 in both halves
+        "mul.rn.f16x2 %0, h, c;\n\t}"
+        : "=r"(h2)
+        : "h"(packed));
+    asm("mov.b32 {%0, %1}, %2;" : "=h"(lo), "=h"(hi) : "r"(h2));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(fa) : "h"(lo));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(fb) : "h"(hi));
+  } else {
+    asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(packed));
+    asm("mov.b32 {%0, %1}, %2;" : "=h"(lo), "=h"(hi) : "r"(h2));
+    float x, y;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(lo));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(hi));
+    fa = format::mul_rn(x, format::pow2(-15));
+    fb = format::mul_rn(y, format::pow2(-15));
+  }
+}
+#endif
+}  // namespace detail
+
 /// A grouped codec C as the kernel runs it: decode through table slot Slot
-/// (Tabulate, 1-byte codes), encode with branch-free companders (BranchFree).
+/// (Tabulate, 1-byte codes), encode with branch-free companders (BranchFree);
+/// fp8 codes of hardware_fp8_decode decode through the conversion
+/// instructions on sm_89+ (never tabulated there).
 template <class C, int Slot, bool Tabulate, bool BranchFree>
 struct kernel_codec : detail::codec_base<C, BranchFree>::type {
   using base = typename detail::codec_base<C, BranchFree>::type;
@@ -162,6 +210,23 @@ struct kernel_codec : detail::codec_base<C, BranchFree>::type {
 
   template <int N>
   FLASHOPTIM_HOST_DEVICE static void decode_tile(const code_type (&q)[N], scale_type s, float (&out)[N]) {
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+    if constexpr (hardware_fp8_decode<C>::value) {
+      const float scale = scale_format::load(s);
+      // The codes as the 32-bit words they were loaded in (little-endian
+      // bytes), converted a pair (a half word) at a time.
+      constexpr int W = (N + 3) / 4;
+      std::uint32_t w[W] = {};
+      std::memcpy(w, q, N);
+      float v[4 * W];
+      FLASHOPTIM_UNROLL for (int k = 0; k < W; ++k) {
+        detail::fp8_pair_values<code_type>(static_cast<std::uint16_t>(w[k]), v[4 * k], v[4 * k + 1]);
+        detail::fp8_pair_values<code_type>(static_cast<std::uint16_t>(w[k] >> 16), v[4 * k + 2], v[4 * k + 3]);
+      }
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) out[i] = base::decode(v[i], scale);
+      return;
+    }
+#endif
 #if FLASHOPTIM_DEVICE_CODE
     if constexpr (Tabulate) {
       const float* table = shared_tables() + Slot * table_entries;

@@ -18,9 +18,11 @@
 namespace flashoptim::kernel {
 
 /// A grouped codec whose code is one byte.
+/// (fp8 codes that the device converts in hardware are not tabulated.)
 template <class C>
 struct is_tabulable_codec
-    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
+    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1 &&
+                                       !hardware_fp8_decode<C>::value> {};
 
 namespace detail {
 template <class M, bool Tabulate, bool BranchFree, bool Proven>
