@@ -35,12 +35,10 @@ struct proven_master<codec::ulp_correction<T, C>, Tabulate> : codec::ulp_correct
   FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) { arithmetic::encode(x, p, c); }
 };
 
-/// A grouped codec with an fp32 scale and a sentinel code: decode as
-/// kernel_codec (tables), encode through proven::scale_fp32_encoder.
-/// PreCompander: C's compander, or one with the same pre() on the operands
-/// the step gives it (kernel/range_checked.cuh).
-template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
-struct proven_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
+/// A grouped codec C decoded as kernel_codec (tables) and encoded by
+/// Encoder::encode_tile (one of kernel/proven_math.hpp's encoders).
+template <class C, int Slot, bool Tabulate, bool BranchFree, class Encoder>
+struct encoder_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
   using wrapped = kernel_codec<C, Slot, Tabulate, BranchFree>;
   using typename wrapped::code_type;
   using typename wrapped::scale_type;
@@ -48,27 +46,26 @@ struct proven_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
   template <int N, class Reduce>
   FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], scale_type& s, Reduce&& reduce,
                                                  const codec::rounding_key& key) {
-    proven::scale_fp32_encoder<C, typename wrapped::base::compander, PreCompander>::encode_tile(x, q, s, reduce, key);
+    Encoder::encode_tile(x, q, s, reduce, key);
   }
 };
+
+/// A grouped codec with an fp32 scale and a sentinel code, encoded through
+/// proven::scale_fp32_encoder. PreCompander: C's compander, or one with the
+/// same pre() on the operands the step gives it (kernel/range_checked.cuh).
+template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
+using proven_codec = encoder_codec<
+    C, Slot, Tabulate, BranchFree,
+    proven::scale_fp32_encoder<C, typename kernel_codec<C, Slot, Tabulate, BranchFree>::base::compander, PreCompander>>;
 
 /// The reference layout's codecs in the first attempt of a range-checked
 /// Adam step, whose rule bounds this slot's new values (CheckedRange in
-/// kernel_config.cuh): decode as kernel_codec, encode through
-/// proven::reference_checked_encoder (the division's fast path instead of
-/// IEEE division per element, no NaN rule, no clamps).
+/// kernel_config.cuh), encoded through proven::reference_checked_encoder
+/// (the division's fast path instead of IEEE division per element, no NaN
+/// rule, no clamps).
 template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
-struct reference_checked_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
-  using wrapped = kernel_codec<C, Slot, Tabulate, BranchFree>;
-  using typename wrapped::code_type;
-  using typename wrapped::scale_type;
-
-  template <int N, class Reduce>
-  FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], scale_type& s, Reduce&& reduce,
-                                                 const codec::rounding_key& key) {
-    proven::reference_checked_encoder<C, PreCompander>::encode_tile(x, q, s, reduce, key);
-  }
-};
+using reference_checked_codec =
+    encoder_codec<C, Slot, Tabulate, BranchFree, proven::reference_checked_encoder<C, PreCompander>>;
 
 /// Codecs proven_codec covers: the group maximum ignores non-finite elements
 /// only with a sentinel, and the range proofs need the fp32 scale.
