@@ -123,9 +123,9 @@ struct codec_base<codec::grouped<Code, Compander, Scale, R>, true,
 }  // namespace detail
 
 /// fp8 codes whose compander's post_inverse is the identity (identity,
-/// sqrt): their normalized value is the code's value times 2^-K, which the
-/// device converts in hardware (kernel_codec::decode_tile) instead of
-/// reading a table.
+/// sqrt): their normalized value is the code's value times 2^-K, which an
+/// sm_89+ device converts in hardware (kernel_codec::decode_tile) instead of
+/// reading the table.
 template <class C>
 struct hardware_fp8_decode : std::false_type {};
 template <class T, class Compander, class Scale, codec::code_rounding R>
@@ -171,7 +171,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_pair_values(std::uint16_t packed, f
 /// A grouped codec C as the kernel runs it: decode through table slot Slot
 /// (Tabulate, 1-byte codes), encode with branch-free companders (BranchFree);
 /// fp8 codes of hardware_fp8_decode decode through the conversion
-/// instructions on sm_89+ (never tabulated there).
+/// instructions on sm_89+ (their table is then unused).
 template <class C, int Slot, bool Tabulate, bool BranchFree>
 struct kernel_codec : detail::codec_base<C, BranchFree>::type {
   using base = typename detail::codec_base<C, BranchFree>::type;

@@ -17,12 +17,12 @@
 
 namespace flashoptim::kernel {
 
-/// A grouped codec whose code is one byte.
-/// (fp8 codes that the device converts in hardware are not tabulated.)
+/// A grouped codec whose code is one byte. (fp8 codes keep their table:
+/// sm_89+ decodes them with the conversion instructions instead, sm_80 and
+/// sm_86 read the table; the launch's shared memory is the same either way.)
 template <class C>
 struct is_tabulable_codec
-    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1 &&
-                                       !hardware_fp8_decode<C>::value> {};
+    : std::integral_constant<bool, codec::is_grouped<C>::value && sizeof(typename C::code_type) == 1> {};
 
 namespace detail {
 template <class M, bool Tabulate, bool BranchFree, bool Proven>

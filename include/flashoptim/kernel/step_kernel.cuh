@@ -398,6 +398,7 @@ struct stage_layout : tile_io<typename TCc::base, N> {
       IO::template grouped<I> && IO::template Ks<I>::present && (IO::template Ks<I>::stageable || scale_word<I>);
   template <int I>
   static constexpr int scale_slot_bytes = scale_word<I> ? 4 : IO::template Ks<I>::bytes;
+  static_assert((Threads * N) % 64 == 0, "a unit holds an even number of groups (whole words of 2-byte scales)");
   static constexpr std::uint32_t region(bool staged, int bytes) {
     return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
   }
