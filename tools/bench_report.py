@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -171,8 +172,37 @@ def write_readme_table(path, when, copy, get, torch_rows, paper_rows):
         text = f.read()
     begin, end = "<!-- perf-table:begin -->\n", "<!-- perf-table:end -->"
     i, j = text.index(begin) + len(begin), text.index(end)
-    with open(path, "w") as f:
-        f.write(text[:i] + "\n".join(table) + "\n" + text[j:])
+    emit(path, text[:i] + "\n".join(table) + "\n" + text[j:])
+
+
+# --check: the files whose committed text differs from what this run would write.
+STALE = None
+
+
+def emit(path, text):
+    """Writes `text` to `path`, or under --check compares it with the file and records a difference."""
+    if STALE is None:
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    try:
+        with open(path) as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if current != text:
+        STALE.append(path)
+
+
+def documented_command(notes):
+    """The arguments of the regeneration command that `notes` documents: its first `python3
+    tools/bench_report.py --from-json ...` span in backticks (line breaks inside it are spaces)."""
+    with open(notes) as f:
+        text = f.read()
+    m = re.search(r"`python3\s+tools/bench_report\.py\s+(--from-json[^`]*)`", text)
+    if not m:
+        sys.exit(f"{notes}: no `python3 tools/bench_report.py --from-json ...` command found")
+    return shlex.split(" ".join(m.group(1).split()))
 
 
 def main():
@@ -194,7 +224,19 @@ def main():
                          "<!-- perf-table:end -->) from the same run")
     ap.add_argument("--from-json", nargs=2, metavar=("BENCH_JSON", "TORCH_JSON"), default=None,
                     help="rebuild the report from a previous run's --json and --torch-json instead of running")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 if --out or --readme differ from what this report would write")
+    ap.add_argument("--check-documented", metavar="NOTES", default=None,
+                    help="run the --from-json command NOTES documents (docs/benchmark-notes.md) with --check: "
+                         "the committed BENCHMARKS.md and README table are the ones its saved run gives")
     args = ap.parse_args()
+    if args.check_documented:
+        args = ap.parse_args(documented_command(args.check_documented) + ["--check"])
+    global STALE
+    if args.check:
+        if not args.from_json:
+            sys.exit("--check rebuilds from saved results: give --from-json")
+        STALE = []
 
     if args.from_json:
         with open(args.from_json[0]) as f:
@@ -398,8 +440,13 @@ def main():
         else:
             lines.append(f"({extra}: not produced in this run)")
             lines.append("")
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    emit(args.out, "\n".join(lines) + "\n")
+    if STALE is not None:
+        if STALE:
+            print("stale (regenerate with the command in the notes): " + ", ".join(STALE), file=sys.stderr)
+            sys.exit(1)
+        print(f"current: {args.out}" + (f", {args.readme}" if args.readme else ""))
+        return
     # A short table on stdout.
     print(f"copy {copy:.0f} GB/s")
     for name, b in rows.items():
