@@ -167,6 +167,27 @@ struct format_traits<fp8_e5m2> : fp8_traits<fp8_e5m2, fp8_e5m2_spec, false> {
   static constexpr const char* name = "fp8_e5m2";
 };
 
+/// from_float<T>(a) and from_float<T>(b) (T = fp8_e4m3 or fp8_e5m2, round
+/// to nearest even) in one conversion where the hardware has it (sm_89+:
+/// cvt.rn.satfinite of the pair, whose low byte is a's), one at a time
+/// elsewhere: the same bytes (the one-value form above is that instruction).
+template <class T>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void from_float_pair(float a, float b, T& lo, T& hi) {
+  static_assert(std::is_same<T, fp8_e4m3>::value || std::is_same<T, fp8_e5m2>::value, "fp8 pairs");
+#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
+  std::uint16_t r;
+  if constexpr (std::is_same<T, fp8_e4m3>::value)
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+  else
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+  lo = T{static_cast<std::uint8_t>(r & 0xffu)};
+  hi = T{static_cast<std::uint8_t>(r >> 8)};
+#else
+  lo = format_traits<T>::from_float(a);
+  hi = format_traits<T>::from_float(b);
+#endif
+}
+
 /// The largest fp32 value whose conversion to T under `mode` is finite
 /// (docs/finite-arithmetic.md): the step clamps a finite result to it
 /// before storing, so a finite value never becomes a stored infinity.

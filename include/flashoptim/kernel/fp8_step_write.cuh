@@ -50,27 +50,6 @@ template <class F8>
 struct is_fp8_param_type
     : std::integral_constant<bool, std::is_same<F8, fp8_e4m3>::value || std::is_same<F8, fp8_e5m2>::value> {};
 
-namespace detail {
-/// from_float<F8>(a) and from_float<F8>(b) in one conversion (the low byte
-/// is a's): the hardware's saturating conversion of a pair, which
-/// from_float<F8> runs for one value (format/types.hpp; all 2^32 inputs are
-/// checked against the host model by the format tests).
-template <class F8>
-FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_convert_pair(float a, float b, F8& lo, F8& hi) {
-#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
-  std::uint16_t r;
-  if constexpr (std::is_same<F8, fp8_e4m3>::value)
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
-  else
-    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
-  lo = F8{static_cast<std::uint8_t>(r & 0xffu)};
-  hi = F8{static_cast<std::uint8_t>(r >> 8)};
-#else
-  lo = format::from_float<F8>(a);
-  hi = format::from_float<F8>(b);
-#endif
-}
-}  // namespace detail
 
 /// A lane's part of a block's amax: the recipe's bit-pattern maximum of |x|
 /// over x[0 .. count) (fp8_amax_add: finite values only), found as a float
@@ -99,7 +78,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void fp8_encode_lane(const float (&x)[N], fl
     FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) v[i] = fp8_encode_scaled<F8>(x[i], q);
   } else {
     FLASHOPTIM_UNROLL for (int i = 0; i < N; i += 2)
-      detail::fp8_convert_pair(format::mul_rn(x[i], q), format::mul_rn(x[i + 1], q), v[i], v[i + 1]);
+      format::from_float_pair(format::mul_rn(x[i], q), format::mul_rn(x[i + 1], q), v[i], v[i + 1]);
   }
 }
 

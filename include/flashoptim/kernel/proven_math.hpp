@@ -330,27 +330,6 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
   return c;
 }
 
-/// fp8 codes of s0 and s1 rounded to nearest even, saturating (the
-/// conversion the codec's quantize calls): one cvt.rn.satfinite of the pair
-/// on the device (sm_89+), format::from_float elsewhere; the two agree on
-/// all 2^32 inputs (tests/gpu/exhaustive_test.cu), NaN giving the sentinel.
-template <class T>
-FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_pair(float s0, float s1, T& q0, T& q1) {
-#if FLASHOPTIM_DEVICE_CODE && __CUDA_ARCH__ >= 890
-  std::uint16_t r;
-  if constexpr (std::is_same<T, fp8_e4m3>::value) {
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(s0), "f"(s1));
-  } else {
-    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(s0), "f"(s1));
-  }
-  q0.bits = static_cast<std::uint8_t>(r & 0xffu);
-  q1.bits = static_cast<std::uint8_t>(r >> 8);
-#else
-  q0 = format::from_float<T>(s0);
-  q1 = format::from_float<T>(s1);
-#endif
-}
-
 /// The fp8 element rule on a tile whose group maximum lies in [2^-64, 2^64]
 /// (or is 0), so every t is finite or NaN: s = RN(t * (RN(1/amax) * 2^K))
 /// converted to nearest even. Same bytes as clamp, quantize and sentinel:
@@ -360,18 +339,16 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_pair(float s0, float s1, T& q0
 ///   - the folded product equals RN(t / amax-normalized) * 2^K, the codec's
 ///     y * 2^K, whenever that is normal; when it is not (|s| < 2^-118),
 ///     both convert to a zero of t's sign;
-///   - a NaN t gives a NaN s, which converts to the sentinel;
+///   - a NaN t gives a NaN s, which converts to the sentinel (the pair
+///     conversion is format::from_float_pair, the codec's own conversion);
 ///   - Nonzero (the sqrt compander only, t = sqrt(v) >= 2^-74.5 when
 ///     positive, amax <= 2^64): s > 0 exactly when the codec's y > 0, and
 ///     then a code of 0 becomes 1 by an integer maximum (positive codes
 ///     0x00..0x7e are ordered).
 template <class T, bool Nonzero, int N>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_element_codes(const float (&s)[N], T (&q)[N]) {
-  FLASHOPTIM_UNROLL for (int i = 0; i + 1 < N; i += 2) fp8_pair(s[i], s[i + 1], q[i], q[i + 1]);
-  if constexpr (N % 2 == 1) {
-    T unused;
-    fp8_pair(s[N - 1], 0.0f, q[N - 1], unused);
-  }
+  FLASHOPTIM_UNROLL for (int i = 0; i + 1 < N; i += 2) format::from_float_pair(s[i], s[i + 1], q[i], q[i + 1]);
+  if constexpr (N % 2 == 1) q[N - 1] = format::from_float<T>(s[N - 1]);
   if constexpr (Nonzero) {
     FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
       const int positive = static_cast<int>(format::bits_of(s[i])) < 1 ? static_cast<int>(format::bits_of(s[i])) : 1;
@@ -403,6 +380,13 @@ struct scale_fp32_encoder {
   static_assert(std::is_same<typename Codec::scale_format, codec::scale_fp32>::value, "fp32 scales only");
   static constexpr element_rule rule = element_rule_of<Codec>::value;
 
+  /// RN(1/amax) for amax in [2^-64, 2^64]; for fp8 codes times the
+  /// conversion's 2^K (exact), folded in once per group.
+  FLASHOPTIM_HOST_DEVICE static float normalizer(float amax) {
+    if constexpr (rule == element_rule::fp8_nearest) return format::mul_rn(reciprocal(amax), format::pow2(Code::exponent));
+    return reciprocal(amax);
+  }
+
   template <int N, class Reduce>
   FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], float& s, Reduce&& reduce,
                                                  const codec::rounding_key& key) {
@@ -413,21 +397,14 @@ struct scale_fp32_encoder {
     m = reduce.max_num(m);
     const bool plain_range = (m == 0.0f) | ((m >= format::pow2(-64)) & (m <= format::pow2(64)));
     float n[N];
-    const bool plain = reduce.all(plain_range);
-    if constexpr (rule == element_rule::fp8_nearest) {
-      if (plain) {
-        // The conversion's power of two folded into the reciprocal (exact).
-        const float factor = m > 0.0f ? format::mul_rn(reciprocal(m), format::pow2(Code::exponent)) : 0.0f;
-        s = m;
-        FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
+    if (reduce.all(plain_range)) {
+      const float factor = m > 0.0f ? normalizer(m) : 0.0f;
+      s = m;
+      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
+      if constexpr (rule == element_rule::fp8_nearest) {
         fp8_element_codes<code_type, Codec::rounding == codec::code_rounding::half_up_nonzero>(n, q);
         return;
       }
-    }
-    if (plain && rule != element_rule::fp8_nearest) {
-      const float factor = m > 0.0f ? reciprocal(m) : 0.0f;
-      s = m;
-      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
     } else {  // rare: a group with an infinity, or a scale outside [2^-64, 2^64]
       const float amax = reduce(Codec::template tile_amax<N>(t));
       s = codec::scale_fp32::store(amax);
