@@ -21,6 +21,30 @@ function(flashoptim_target_defaults target)
   endif()
 endfunction()
 
+# The optimization of the test programs that run for seconds and compile for
+# minutes (checkpoints, the owning optimizers, the lr check, extensions,
+# shards; the list is tests/CMakeLists.txt's flashoptim_light_tests): their
+# C++ files are compiled with this flag after the build type's, so -O1
+# instead of Release's -O3. GCC spends almost all of such a file's time
+# optimizing (tests/optim/lr_check_sweep_split.cpp: 83 s of CPU at -O3, 32 s
+# at -O1); their runs take seconds either way. The CPU step they link
+# (flashoptim_test_instances), the exhaustive, step and parity tests, the
+# examples and benchmarks keep the build type's optimization. Empty: the
+# build's own flags for every test (the consumer presets, whose point is
+# -O3 -march on the tests they build).
+set(FLASHOPTIM_LIGHT_TEST_OPTIMIZATION "-O1" CACHE STRING
+    "Optimization flag of the quick-running, slow-compiling tests (empty: the build's flags)")
+function(flashoptim_light_optimization)
+  if(NOT FLASHOPTIM_LIGHT_TEST_OPTIMIZATION)
+    return()
+  endif()
+  foreach(_target IN LISTS ARGN)
+    if(TARGET ${_target})
+      target_compile_options(${_target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${FLASHOPTIM_LIGHT_TEST_OPTIMIZATION}>")
+    endif()
+  endforeach()
+endfunction()
+
 # Linking CUDA programs so they run on machines with another C++ runtime.
 function(flashoptim_cuda_link_defaults target)
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
