@@ -124,7 +124,7 @@ do_bench() {
   start=$SECONDS
   # the paper's package (PyPI flashoptim 0.1.4) beside torch where $PAPER_SITE holds it
   PYTHONPATH=${PAPER_SITE:-} PYTHONUNBUFFERED=1 env -u OMP_WAIT_POLICY timeout 400 python3 tools/bench_report.py \
-    --bench "$BIN/bench_gpu_step:${BENCH_FILTER:-/default/}" ${PAPER_SITE:+--paper --paper-json "$WORK/bench/paper.json"} \
+    --bench "$BIN/bench_gpu_step:${BENCH_FILTER:-/default/|^ceiling/}" ${PAPER_SITE:+--paper --paper-json "$WORK/bench/paper.json"} \
     --out "$WORK/bench/BENCHMARKS.md" --json "$WORK/bench/bench_gpu.json" --torch-json "$WORK/bench/torch.json" \
     --append "$WORK/bench/offload.md" --append "$WORK/bench/shard.md" --notes docs/benchmark-notes.md > "$WORK/bench/table.txt" 2> "$WORK/bench/bench.log"
   note "bench: rc=$? ($((SECONDS - start)) s)"

@@ -8,6 +8,10 @@
 // Counters: GBps (minimal bytes / time), pct_copy (GBps / copy GB/s),
 // bytes_per_param, floor_ms (minimal bytes / copy bandwidth).
 // Timing: CUDA events around each step; Google Benchmark's manual time.
+// Where NVML is found, each timed loop also records the mean SM clock, board
+// power and the fraction of samples with a power or thermal clock limit
+// (sm_mhz, power_w, capped). `ceiling/...` rows move the bytes of a layout's
+// step in its pattern without arithmetic (bench_ceiling.cuh).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -18,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_ceiling.cuh"
+#include "bench_telemetry.hpp"
 #include "bench_timing.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/flashoptim.hpp"
@@ -27,6 +33,7 @@ using namespace flashoptim;
 namespace {
 
 double g_copy_gbps = 0.0;
+bench_gpu::telemetry* g_telemetry = nullptr;
 
 /// Device-to-device copy bandwidth, bytes read + written per second (median of 20).
 double measure_copy_bandwidth() {
@@ -204,6 +211,14 @@ void set_counters(benchmark::State& st, double total_ms, std::int64_t iters, std
   st.counters["floor_ms"] = static_cast<double>(bytes) / (g_copy_gbps * 1e9) * 1e3;
 }
 
+/// The SM clock, power and limit fraction of the timed loop, where NVML is found.
+void set_telemetry(benchmark::State& st, const bench_gpu::telemetry::summary& t) {
+  if (!t.valid) return;
+  st.counters["sm_mhz"] = t.sm_mhz;
+  st.counters["power_w"] = t.power_w;
+  st.counters["capped"] = t.capped;
+}
+
 /// Runs `launch` (work queued on `stream`) once per benchmark iteration,
 /// timed with CUDA events around it (manual time); returns the total
 /// milliseconds and counts the iterations in `iters`.
@@ -269,7 +284,9 @@ void bm_step(benchmark::State& st, shape sh) {
   for (int i = 0; i < 3; ++i) launch();
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::int64_t iters = 0;
+  g_telemetry->start();
   const double total = time_iterations(st, stream, iters, launch);
+  set_telemetry(st, g_telemetry->stop());
   if constexpr (Device) {
     BENCH_CUDA(cudaFree(d_lr));
     BENCH_CUDA(cudaFree(d_step));
@@ -298,6 +315,56 @@ void bm_grad_stats(benchmark::State& st, shape sh) {
   const std::int64_t bytes = w.params * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
   set_counters(st, total, iters, bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
   BENCH_CUDA(cudaFree(out));
+}
+
+/// The layout's memory-pattern ceiling (bench_ceiling.cuh): the step's
+/// bytes in the step's pattern, no arithmetic. One tensor whose size is a
+/// whole number of 2048-element units.
+template <class Config>
+void bm_ceiling(benchmark::State& st, shape sh) {
+  using S0 = typename Config::state0;
+  using S1 = typename Config::state1;
+  constexpr int P = sizeof(typename Config::param_type), A = storage_bytes<typename Config::aux_type>,
+                G = sizeof(typename Config::grad_type), C0 = storage_bytes<typename S0::code_type>,
+                C1 = storage_bytes<typename S1::code_type>;
+  constexpr int K0 = codec::is_grouped<S0>::value ? storage_bytes<typename S0::scale_type> : 0;
+  constexpr int K1 = codec::is_grouped<S1>::value ? storage_bytes<typename S1::scale_type> : 0;
+  constexpr int C1s = Config::num_slots > 1 ? C1 : 0, K1s = Config::num_slots > 1 ? K1 : 0;  // one-state rules
+  if (sh.sizes.size() != 1 || sh.sizes[0] % 2048 != 0) {
+    st.SkipWithError("one tensor of whole 2048-element units");
+    return;
+  }
+  workspace<Config> w(sh.sizes);
+  const auto& r = w.refs[0];
+  bench_gpu::pattern_buffers b{};
+  b.param = reinterpret_cast<char*>(r.param);
+  b.aux = reinterpret_cast<char*>(r.aux);
+  b.grad = reinterpret_cast<const char*>(r.grad);
+  b.code0 = reinterpret_cast<char*>(flashoptim::slot_at<0>(r.states).codes);
+  b.scale0 = reinterpret_cast<char*>(flashoptim::slot_at<0>(r.states).scales);
+  if constexpr (Config::num_slots > 1) {
+    b.code1 = reinterpret_cast<char*>(flashoptim::slot_at<1>(r.states).codes);
+    b.scale1 = reinterpret_cast<char*>(flashoptim::slot_at<1>(r.states).scales);
+  }
+  auto kernel = bench_gpu::pattern_kernel<P, A, G, C0, K0, C1s, K1s>;
+  constexpr int smem = bench_gpu::pattern_shared_bytes<P, A, G, C0, K0, C1s, K1s>();
+  BENCH_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int sms = 0;
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int per_sm = 0;
+  BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, smem));
+  const int grid = sms * std::min(per_sm, 2);
+  const std::int64_t units = sh.sizes[0] / 2048;
+  auto launch = [&] { kernel<<<grid, 256, smem>>>(b, units); };
+  for (int i = 0; i < 3; ++i) launch();
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaDeviceSynchronize());
+  std::int64_t iters = 0;
+  g_telemetry->start();
+  const double total = time_iterations(st, nullptr, iters, launch);
+  set_telemetry(st, g_telemetry->stop());
+  set_counters(st, total, iters, w.moved_bytes, w.params, 1);
+  st.counters["grid"] = grid;
 }
 
 namespace c = flashoptim::codec;
@@ -329,6 +396,16 @@ using adamw_torch_bf16 = step_config<rule::adamw, c::native<bf16>, bf16, p::bf16
 template <class Config>
 using default_policy = typename tuning::default_step_policy<Config>::type;
 
+/// `ceiling/<config>/<shape>`: bm_ceiling of the configuration's layout.
+template <class Config>
+void add_ceiling(const char* config, const shape& sh) {
+  const std::string name = std::string("ceiling/") + config + "/" + sh.name;
+  benchmark::RegisterBenchmark(name.c_str(), bm_ceiling<Config>, sh)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.3);
+}
+
 template <class Config, class Policy = default_policy<Config>, bool Device = false>
 void add(const char* config, const shape& sh, const char* policy = "default") {
   const std::string name = std::string("step/") + config + "/" + sh.name + "/" + policy;
@@ -351,6 +428,9 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
   benchmark::AddCustomContext("device", prop.name);
+  bench_gpu::telemetry telemetry;
+  g_telemetry = &telemetry;
+  benchmark::AddCustomContext("telemetry", telemetry.available() ? "nvml" : "none");
 
   const shape f = flat(), l = llama(), m = many();
   // The targets (BENCHMARKS.md).
@@ -380,6 +460,17 @@ int main(int argc, char** argv) {
   add<adamw_torch_fp32>("adamw_torch_layout_fp32", f);
   add<adamw_torch_bf16>("adamw_torch_layout_bf16", f);
   add<adamw_torch_fp32>("adamw_torch_layout_fp32", l);
+  // The layouts' memory-pattern ceilings (same bytes, no arithmetic).
+  add_ceiling<adamw_default>("adamw_default", f);
+  add_ceiling<lion_default>("lion_default", f);
+  add_ceiling<sgd_momentum>("sgd_momentum", f);
+  add_ceiling<adamw_bf16_native>("adamw_bf16_native", f);
+  add_ceiling<adamw_fp16_ulp8>("adamw_fp16_ulp8", f);
+  add_ceiling<adamw_reference>("adamw_reference_states", f);
+  add_ceiling<adamw_bf16_states>("adamw_bf16_states", f);
+  add_ceiling<adamw_fp8_states>("adamw_fp8_states", f);
+  add_ceiling<adamw_fp32_states>("adamw_fp32_states", f);
+  add_ceiling<adamw_torch_bf16>("adamw_torch_layout_bf16", f);
   // Tuning candidates for the default configuration (docs/gpu.md, "Tuning").
   // step_policy<threads, elements per thread, min blocks per SM, tables, branch-free>
   add<adamw_default, tuning::step_policy<256, 16, 2, true, true>>("adamw_default", f, "t256_n16_b2");
