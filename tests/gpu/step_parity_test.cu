@@ -195,6 +195,24 @@ TEST_CASE("parity: previous and candidate step policies") {
   parity_suite<tc::adamw_amsgrad_default, s4_b2>("adamw_amsgrad_default, s4_t256_n8_b2");
 }
 
+// fp8 states step with a 5-stage ring by default (tuning/step_policy.hpp);
+// the other layouts keep 3. Long runs walk every slot of the longer ring
+// several times; the 3-stage fp8 kernel stays checked beside it.
+static_assert(tuning::default_step_policy<tc::adamw_fp8_states>::type::stages == 5, "fp8 states: 5 stages");
+static_assert(tuning::default_step_policy<tc::sgdw_exact_fp8>::type::stages == 5, "one fp8 state: 5 stages");
+static_assert(tuning::default_step_policy<tc::adamw_default>::type::stages == 3, "8-bit default states: 3 stages");
+static_assert(tuning::default_step_policy<tc::adamw_mixed_states>::type::stages == 3, "int8 and bf16-SR states: 3");
+TEST_CASE("parity: fp8 states' 5-stage ring, long runs") {
+  using s3 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
+  for (int grid : {1, 2, 5}) {
+    CAPTURE(grid);
+    check_parity<tc::adamw_fp8_states>(default_hyper<tc::adamw_fp8_states>(), {278011, 4097, 2048 * 11}, 3, 16,
+                                       false, grid);
+    check_parity<tc::sgdw_exact_fp8>(default_hyper<tc::sgdw_exact_fp8>(), {278011, 2048 * 11}, 3, 17, false, grid);
+  }
+  parity_suite<tc::adamw_fp8_states, s3>("adamw_fp8_states, s3_t256_n8_b2 (the previous default)");
+}
+
 TEST_CASE("parity: SGD hyperparameter variants (momentum, nesterov, dampening, decay)") {
   using C = tc::sgd_momentum;
   using CW = tc::sgdw_momentum;

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
+
+#include "flashoptim/codec/state.hpp"
 
 namespace flashoptim::tuning {
 
@@ -145,9 +148,36 @@ using unstaged_step_policy = step_policy<256, 8, 3, true, true, true, true, true
 /// No layout gains more than ~4% from another shape (reference states: 3
 /// blocks/SM), so one default serves all; none of these reaches 85% on
 /// Lion, SGD momentum or the wider master modes (issue-bound, docs/gpu.md).
+///
+/// fp8 states (every stored state in fp8 codes, `precision::fp8_*`) take 5
+/// stages: their tile's arithmetic is ~10% shorter than the default's
+/// (79.4 against 88.5 SASS instructions per element), and Nsight Compute
+/// put 13% of the fp8 kernel's stall samples on the first read of a staged
+/// tile whose copies had not landed (6% in the default kernel;
+/// bench/results/2026-12-02/session4/ncu_summary.md). Interleaved A/B on an
+/// H200, AdamW 268M, median of 25 rounds (round C of
+/// bench/results/2026-12-02/session4/README.md): fp8 states 3 stages
+/// 0.9950 ms, 4 stages 0.9743, 5 stages 0.9437 (-5.2%); the reference
+/// layout 1.0130 / 1.0006 / 1.0144 and the default (3 stages, the
+/// control) 1.0183. Earlier rounds of the same session agree in sign (5
+/// stages -1.5% to -7% for fp8 states; no consistent gain for the other
+/// 8-bit layouts, whose 3 stages stay). 5 stages of the fp8 layout's tiles
+/// are 80 KB of shared memory per block (2 blocks per SM fit).
 template <class Config>
 struct default_step_policy {
-  using type = step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
+ private:
+  template <class S>
+  struct fp8_state : std::false_type {};
+  template <class T, class Compander, class Scale, codec::code_rounding R>
+  struct fp8_state<codec::grouped<codec::fp8_code<T>, Compander, Scale, R>> : std::true_type {};
+  using S0 = typename Config::state0;
+  using S1 = typename Config::state1;
+  static constexpr bool fp8_states = (fp8_state<S0>::value || !S0::stores_state) &&
+                                     (fp8_state<S1>::value || !S1::stores_state) &&
+                                     (fp8_state<S0>::value || fp8_state<S1>::value);
+
+ public:
+  using type = step_policy<256, 8, 2, true, true, true, true, true, false, fp8_states ? 5 : 3>;
 };
 
 /// Persistent grid: blocks per multiprocessor actually launched is
