@@ -453,9 +453,13 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typen
     if constexpr (L::template code_staged<I>) Q::copy_async(ptr.codes + off, at + L::template code<I> + t * Q::bytes);
     if constexpr (L::template scale_word<I>) {
       const auto word = reinterpret_cast<std::uintptr_t>(ptr.scales + off / 32) & ~std::uintptr_t{3};
-      detail::cp_async<4>(at + L::template scale<I> + t * 4u, reinterpret_cast<const void*>(word));
+      detail::cp_async_scale_word(at + L::template scale<I> + t * 4u, reinterpret_cast<const void*>(word));
     } else if constexpr (L::template scale_staged<I>) {
-      Ks::copy_async(ptr.scales + off / 32, at + L::template scale<I> + t * Ks::bytes);
+      if constexpr (Ks::bytes == 4) {
+        Ks::copy_async_scale(ptr.scales + off / 32, at + L::template scale<I> + t * Ks::bytes);
+      } else {
+        Ks::copy_async(ptr.scales + off / 32, at + L::template scale<I> + t * Ks::bytes);
+      }
     }
   });
 }

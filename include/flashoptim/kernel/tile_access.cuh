@@ -139,6 +139,16 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async(std::uint32_t dst, const void*
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
   }
 }
+/// A group scale's 4-byte word (one per 32 elements: a 2048-element unit's
+/// scales of one state are 256 bytes), copied as cp_async<4> but asking L2
+/// to fetch the 256 bytes around it (`.L2::256B`). Each warp's 8 scales are
+/// a 32-byte request; without the hint the units' scale buffers reached
+/// DRAM as 32-byte reads and held a layout's memory pattern to ~81% of copy
+/// bandwidth against ~89% with it (bench/results/2026-12-02/session4:
+/// ceil_ab.cu, round G). The bytes copied are the same.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async_scale_word(std::uint32_t dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+}
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /// Waits until at most `Pending` of this thread's committed groups are in flight.
 template <int Pending>
@@ -227,6 +237,14 @@ struct tile_access {
       static_assert(stageable, "cp.async moves whole 4-, 8- or 16-byte words");
       const word* src = reinterpret_cast<const word*>(p);
       FLASHOPTIM_UNROLL for (int k = 0; k < words; ++k) detail::cp_async<width>(slot + k * width, src + k);
+    }
+  }
+  /// copy_async of one group scale (N = 1, a 4-byte word) with the L2
+  /// prefetch of detail::cp_async_scale_word.
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static void copy_async_scale(const T* p, std::uint32_t slot) {
+    if constexpr (present) {
+      static_assert(N == 1 && bytes == 4, "one 4-byte scale");
+      detail::cp_async_scale_word(slot, p);
     }
   }
   /// Reads the tile copy_async put in `slot` (after its group completed).
