@@ -307,7 +307,7 @@ def main():
     lines = []
     cmd = ("tools/stage_device_bin.sh build/release   # then, on the GPU machine:\n"
            "BIN=.device/bin OUT=out tools/device_round.sh tests shard bench   # runs this script:\n"
-           "PYTHONPATH=<the paper's package> python3 tools/bench_report.py --bench .device/bin/bench_gpu_step:/default/ "
+           "PYTHONPATH=<the paper's package> python3 tools/bench_report.py --bench '.device/bin/bench_gpu_step:/default/|^ceiling/' "
            "--paper --out BENCHMARKS.md --append offload.md --append shard.md --notes docs/benchmark-notes.md")
     lines.append("# Benchmarks")
     lines.append("")
@@ -338,16 +338,53 @@ def main():
             lines.append("")
     lines.append("## Fused step, flashoptim")
     lines.append("")
-    lines.append(fmt_row(["configuration", "tensors", "params", "B/param", "time ms", "floor ms", "GB/s", "% of copy"]))
-    lines.append(fmt_row(["---"] * 8))
+    # Runs with NVML telemetry (bench_telemetry.hpp) add the timed loop's mean
+    # SM clock and the share of its samples under a power or thermal clock
+    # limit. (Its power reading is kept in the JSON, not printed: the
+    # driver's figure lags, and read 340-530 W while the 700 W limit held
+    # the clock down.)
+    telemetry = any("sm_mhz" in b for b in rows.values())
+
+    def tele(b):
+        if "sm_mhz" not in b:
+            return ["-", "-"]
+        return [f"{b['sm_mhz']:.0f}", f"{100.0 * b['capped']:.0f}%"]
+
+    head = ["configuration", "tensors", "params", "B/param", "time ms", "floor ms", "GB/s", "% of copy"]
+    tele_head = ["SM MHz", "clock limited"] if telemetry else []
+    lines.append(fmt_row(head + tele_head))
+    lines.append(fmt_row(["---"] * (len(head) + len(tele_head))))
     for name, b in rows.items():
         if not name.startswith("step/") or not name.endswith("/default"):
             continue
         parts = name.split("/")
         lines.append(fmt_row([f"{parts[1]} / {parts[2]}", f"{int(b['tensors'])}", f"{b['params'] / 1e6:.1f} M",
                               f"{b['bytes_per_param']:.3f}", f"{b['ms']:.3f}", f"{b['floor_ms']:.3f}",
-                              f"{b['GBps']:.0f}", f"{b['pct_copy']:.1f}"]))
+                              f"{b['GBps']:.0f}", f"{b['pct_copy']:.1f}"] + (tele(b) if telemetry else [])))
     lines.append("")
+    ceilings = [(n, b) for n, b in rows.items() if n.startswith("ceiling/")]
+    if ceilings:
+        lines.append("## Memory-pattern ceilings: each layout's bytes, in the step's pattern, without arithmetic")
+        lines.append("")
+        lines.append("(`bench/gpu/bench_ceiling.cuh`: the step's grid, tiles, staging ring and in-place writes, "
+                     "no arithmetic. Its scale copies carry no L2 prefetch hint, which the step's have since "
+                     "2026-12-02: for the 8-bit layouts it shows what their scales' 32-byte reads cost, and it "
+                     "is not a bound on the step.)")
+        lines.append("")
+        lines.append(fmt_row(["layout", "ceiling ms", "ceiling % of copy", "step ms", "step % of copy",
+                              "ceiling time / step time"] + (["ceiling SM MHz", "step SM MHz"] if telemetry else [])))
+        lines.append(fmt_row(["---"] * (6 + (2 if telemetry else 0))))
+        for n, c in ceilings:
+            parts = n.split("/")
+            st = rows.get(f"step/{parts[1]}/{parts[2]}/default")
+            cells = [f"{parts[1]} / {parts[2]}", f"{c['ms']:.3f}", f"{c['pct_copy']:.1f}",
+                     f"{st['ms']:.3f}" if st else "-", f"{st['pct_copy']:.1f}" if st else "-",
+                     f"{100.0 * c['ms'] / st['ms']:.1f}%" if st else "-"]
+            if telemetry:
+                cells += [f"{c['sm_mhz']:.0f}" if "sm_mhz" in c else "-",
+                          f"{st['sm_mhz']:.0f}" if st and "sm_mhz" in st else "-"]
+            lines.append(fmt_row(cells))
+        lines.append("")
     if torch_rows:
         lines.append("## Peer: torch fused AdamW, same tensor lists, same run")
         lines.append("")
