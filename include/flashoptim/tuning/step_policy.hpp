@@ -155,7 +155,7 @@ using unstaged_step_policy = step_policy<256, 8, 3, true, true, true, true, true
 /// put 13% of the fp8 kernel's stall samples on the first read of a staged
 /// tile whose copies had not landed (6% in the default kernel;
 /// bench/results/2026-12-02/session4/ncu_summary.md). Interleaved A/B on an
-/// H200, AdamW 268M, median of 25 rounds (round C of
+/// H200, AdamW 268M, median of 25 rounds (round F of
 /// bench/results/2026-12-02/session4/README.md): fp8 states 3 stages
 /// 0.9950 ms, 4 stages 0.9743, 5 stages 0.9437 (-5.2%); the reference
 /// layout 1.0130 / 1.0006 / 1.0144 and the default (3 stages, the
