@@ -22,16 +22,17 @@ function(flashoptim_target_defaults target)
 endfunction()
 
 # The optimization of the test programs that run for seconds and compile for
-# minutes (checkpoints, the owning optimizers, the lr check, extensions,
-# shards; the list is tests/CMakeLists.txt's flashoptim_light_tests): their
-# C++ files are compiled with this flag after the build type's, so -O1
-# instead of Release's -O3. GCC spends almost all of such a file's time
-# optimizing (tests/optim/lr_check_sweep_split.cpp: 83 s of CPU at -O3, 32 s
-# at -O1); their runs take seconds either way. The CPU step they link
-# (flashoptim_test_instances), the exhaustive, step and parity tests, the
-# examples and benchmarks keep the build type's optimization. Empty: the
-# build's own flags for every test (the consumer presets, whose point is
-# -O3 -march on the tests they build).
+# minutes (checkpoints, the owning optimizers, the lr check, the CPU step
+# tests' drivers, ...; the lists are the flashoptim_light_optimization()
+# calls at the end of tests/CMakeLists.txt, in examples/CMakeLists.txt and
+# bench/core/CMakeLists.txt): their C++ files are compiled with this flag
+# after the build type's, so -O1 instead of Release's -O3. GCC spends almost
+# all of such a file's time optimizing (tests/optim/lr_check_sweep_split.cpp:
+# 72 s of CPU at -O2, 32 s at -O1); their runs take seconds either way. The
+# CPU step they link (flashoptim_test_instances), the exhaustive tests, the
+# golden bytes, the timed examples and the benchmarks keep the build type's
+# optimization. Empty: the build's own flags for every target (the consumer
+# presets, whose point is -O3 -march on the tests they build).
 set(FLASHOPTIM_LIGHT_TEST_OPTIMIZATION "-O1" CACHE STRING
     "Optimization flag of the quick-running, slow-compiling tests (empty: the build's flags)")
 function(flashoptim_light_optimization)
