@@ -18,20 +18,20 @@
 
 #include <cstdint>
 
+#include "flashoptim/kernel/tile_access.cuh"
+
 namespace bench_gpu {
 
 namespace detail {
 
+// The step's own copies (kernel/tile_access.cuh): .cg for 16 bytes, .ca below.
 template <int Bytes>
 __device__ __forceinline__ void cp_async_chunks(std::uint32_t dst, const char* src) {
   if constexpr (Bytes >= 16) {
 #pragma unroll
-    for (int k = 0; k < Bytes / 16; ++k)
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + 16 * k), "l"(src + 16 * k));
-  } else if constexpr (Bytes == 8) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(dst), "l"(src));
-  } else if constexpr (Bytes == 4) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src));
+    for (int k = 0; k < Bytes / 16; ++k) flashoptim::kernel::detail::cp_async<16>(dst + 16 * k, src + 16 * k);
+  } else {
+    flashoptim::kernel::detail::cp_async<Bytes>(dst, src);
   }
 }
 
@@ -88,13 +88,13 @@ __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std:
   };
   for (int k = 0; k < Stages - 1; ++k) {
     if (u0 + k < u1) issue(u0 + k, k);
-    asm volatile("cp.async.commit_group;");
+    flashoptim::kernel::detail::cp_async_commit();
   }
   int cur = 0;
   for (std::int64_t u = u0; u < u1; ++u) {
     if (u + Stages - 1 < u1) issue(u + Stages - 1, (cur + Stages - 1) % Stages);
-    asm volatile("cp.async.commit_group;");
-    asm volatile("cp.async.wait_group %0;" ::"n"(Stages - 1));
+    flashoptim::kernel::detail::cp_async_commit();
+    flashoptim::kernel::detail::cp_async_wait<Stages - 1>();
     const std::int64_t e = u * 2048 + t * 8;
     const std::int64_t g = u * 64 + warp * 8;
     const unsigned char* s = ring + cur * stage_bytes;
