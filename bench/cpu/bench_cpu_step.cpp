@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
   add<step_config<rule::adamw, ulp8, bf16, rm, rv>>("adamw_bf16_ulp8_reference_states", n, max_threads);
   add<step_config<rule::adamw, ulp16, bf16, dm, dv>>("adamw_bf16_ulp16_default_states", n, max_threads);
   add<step_config<rule::adamw, c::exact_split, bf16, dm, dv>>("adamw_exact_split_default_states", n, max_threads);
+  add<step_config<rule::adamw, c::rounded_split, bf16, dm, dv>>("adamw_rounded_split_default_states", n, max_threads);
   add<step_config<rule::adamw, c::fp32_master<bf16>, bf16, dm, dv>>("adamw_bf16_fp32_master_default_states", n,
                                                                      max_threads);
   add<step_config<rule::adamw, c::native<float>, float, p::fp32, p::fp32>>("adamw_fp32", n, max_threads);

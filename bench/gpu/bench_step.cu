@@ -383,6 +383,9 @@ using adamw_bf16_master = step_config<rule::adamw, c::fp32_master<bf16>, bf16, d
 using adamw_ulp16 = step_config<rule::adamw, c::ulp_correction<bf16, std::int16_t>, bf16, dm, dv>;
 using adamw_fp16_ulp8 = step_config<rule::adamw, c::ulp_correction<fp16, std::int8_t>, fp16, dm, dv>;
 using adamw_exact = step_config<rule::adamw, c::exact_split, bf16, dm, dv>;
+using adamw_rounded = step_config<rule::adamw, c::rounded_split, bf16, dm, dv>;
+using lion_rounded = step_config<rule::lion, c::rounded_split, bf16, dm>;
+using sgd_momentum_rounded = step_config<rule::sgd, c::rounded_split, bf16, dm>;
 using adamw_reference = step_config<rule::adamw, ulp8, bf16, c::reference::momentum, c::reference::second_moment>;
 using adamw_fp32_states = step_config<rule::adamw, ulp8, bf16, p::fp32, p::fp32>;
 using adamw_bf16_states = step_config<rule::adamw, ulp8, bf16, p::bf16, p::bf16>;
@@ -451,6 +454,9 @@ int main(int argc, char** argv) {
   add<adamw_ulp16>("adamw_bf16_ulp16", f);
   add<adamw_fp16_ulp8>("adamw_fp16_ulp8", f);
   add<adamw_exact>("adamw_exact_split", f);
+  add<adamw_rounded>("adamw_rounded_split", f);
+  add<lion_rounded>("lion_rounded_split", f);
+  add<sgd_momentum_rounded>("sgd_momentum_rounded_split", f);
   add<adamw_reference>("adamw_reference_states", f);
   add<adamw_fp32_states>("adamw_fp32_states", f);
   add<adamw_bf16_states>("adamw_bf16_states", f);

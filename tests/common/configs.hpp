@@ -48,6 +48,7 @@ using adamw_ulp16 = step_config<rule::adamw, ulp16, bf16, dm, dv>;
 using adamw_fp16_ulp8 = step_config<rule::adamw, hulp8, fp16, dm, dv>;
 using adamw_fp16_ulp16 = step_config<rule::adamw, hulp16, fp16, dm, dv>;
 using adamw_exact = step_config<rule::adamw, c::exact_split, bf16, dm, dv>;
+using adamw_rounded = step_config<rule::adamw, c::rounded_split, bf16, dm, dv>;
 using adamw_fp32_grad = step_config<rule::adamw, ulp8, float, dm, dv>;
 // every state codec (AdamW, bf16 + int8 correction)
 using adamw_reference = step_config<rule::adamw, ulp8, bf16, rm, rv>;
@@ -63,6 +64,7 @@ using lion_fp32 = step_config<rule::lion, c::native<float>, float, p::fp32>;
 using lion_reference = step_config<rule::lion, ulp8, bf16, rm>;
 using sgd_fp16_master = step_config<rule::sgd, c::fp32_master<fp16>, fp16, p::bf16_sr>;
 using sgdw_exact_fp8 = step_config<rule::sgdw, c::exact_split, bf16, p::fp8_momentum>;
+using lion_rounded = step_config<rule::lion, c::rounded_split, bf16, dm>;
 using adam_fp16_reference = step_config<rule::adam, hulp16, fp16, rm, rv>;
 using adamw_sr_codes = step_config<rule::adamw, ulp8, bf16,
                                    c::grouped<c::int8_code<true>, c::softsign, c::scale_fp32, c::code_rounding::stochastic>,

@@ -55,7 +55,8 @@
   X(adamw_reference)                     \
   X(adamw_bf16_sr_states)                \
   X(lion_fp32)                           \
-  X(adam_fp16_reference)
+  X(adam_fp16_reference)                 \
+  X(adamw_rounded)
 #define FLASHOPTIM_TEST_CONFIGS_PART3(X) \
   X(adam_default)                        \
   X(lion_default)                        \
@@ -65,7 +66,8 @@
   X(adamw_fp16_ulp16)                    \
   X(adamw_fp16_states)                   \
   X(adamw_fp16_sr_states)                \
-  X(lion_reference)
+  X(lion_reference)                      \
+  X(lion_rounded)
 
 // `extern template` (declaration) or `template` (definition) of the three
 // function templates for one configuration.

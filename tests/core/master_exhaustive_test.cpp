@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // docs/test-matrix.md C1: the weight split on all 2^32 fp32 bit patterns, for
-// ulp_correction<bf16|fp16, int8|int16> and exact_split, against R64:
+// ulp_correction<bf16|fp16, int8|int16>, exact_split and rounded_split, against R64:
 // - exact_split: bitwise for every finite value and both infinities, NaN
 //   stays NaN (stored as the canonical NaN);
 // - ulp modes: |decode(encode(x)) - x| <= ULP(lo) / (2M) for every finite x
@@ -148,4 +148,85 @@ TEST_CASE("C1: exact_split is lossless on all 2^32 inputs") {
   codec::exact_split::encode(float_from_bits(0xffffffffu), p, c);
   CHECK(p.bits == 0x7fff);
   CHECK(std::isnan(codec::exact_split::decode(p, c)));
+}
+
+namespace {
+/// R64 of rounded_split: x rounded to nearest even at a spacing of 2^(E - 15),
+/// E = x's exponent raised to -126 for subnormals, computed in double (x / q
+/// is exact there and nearbyint rounds to nearest even); beyond 2^128 it is
+/// an infinity, as rounding to a format with fp32's exponent range gives.
+inline double rounded24_r64(float x) {
+  const std::uint32_t u = bits_of(x);
+  const int field = static_cast<int>((u >> 23) & 0xffu);
+  const int e = field == 0 ? -126 : field - 127;
+  const double q = pow2d(e - 15);
+  const double r = std::nearbyint(static_cast<double>(x) / q) * q;
+  if (std::fabs(r) >= pow2d(128)) return std::copysign(std::numeric_limits<double>::infinity(), r);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("C1: rounded_split is fp32 rounded to 24 bits on all 2^32 inputs") {
+  using mode = codec::rounded_split;
+  unsigned long long value_bad = 0, bound_bad = 0, param_far = 0, not_fixed = 0, nan_bad = 0, param_not_rne = 0;
+#pragma omp parallel for reduction(+ : value_bad, bound_bad, param_far, not_fixed, nan_bad, param_not_rne) schedule(static)
+  for (long long i = 0; i < (1ll << 32); ++i) {
+    const std::uint32_t u = static_cast<std::uint32_t>(i);
+    const float x = float_from_bits(u);
+    bf16 p;
+    std::int8_t c;
+    mode::encode(x, p, c);
+    const float y = mode::decode(p, c);
+    if (std::isnan(x)) {
+      nan_bad += !std::isnan(y) || p.bits != 0x7fff || c != 0;
+      continue;
+    }
+    // the decoded value is the 24-bit rounding, bit for bit (the sign of a zero included)
+    const double r = rounded24_r64(x);
+    value_bad += bits_of(y) != bits_of(static_cast<float>(r)) || std::signbit(y) != std::signbit(x);
+    // within half the 24-bit spacing of p's binade: ULP(p) / 512 (x finite, p finite)
+    const float pv = to_float(p);
+    if (std::isfinite(pv) && std::isfinite(y)) {
+      const int field = (p.bits >> 7) & 0xff;
+      const double ulp = pow2d((field == 0 ? -126 : field - 127) - 7);
+      bound_bad += std::fabs(static_cast<double>(y) - static_cast<double>(x)) > ulp / 512.0;
+      // the parameter: within half an ULP of y plus nothing (half away from zero on y's grid)
+      param_far += std::fabs(static_cast<double>(pv) - static_cast<double>(y)) > ulp / 2.0;
+    }
+    param_not_rne += p.bits != from_float<bf16>(x).bits;
+    // every stored pair is a fixed point: re-encoding its value gives the same bytes
+    bf16 p2;
+    std::int8_t c2;
+    mode::encode(y, p2, c2);
+    not_fixed += p2.bits != p.bits || c2 != c;
+  }
+  std::printf("C1 rounded_split: value != R64 24-bit rounding %llu, beyond ULP(p)/512 %llu, param beyond ULP/2 of the "
+              "value %llu, not a fixed point %llu, NaN handling wrong %llu; param != RNE(x) (near ties, allowed) %llu\n",
+              value_bad, bound_bad, param_far, not_fixed, nan_bad, param_not_rne);
+  CHECK(value_bad == 0);
+  CHECK(bound_bad == 0);
+  CHECK(param_far == 0);
+  CHECK(not_fixed == 0);
+  CHECK(nan_bad == 0);
+  // near ties only: a 24-bit pattern has 2^8 neighbours per bf16 value, and
+  // the differences are the inputs within half a 24-bit step of a bf16 tie
+  CHECK(param_not_rne < (1ull << 32) / 128);
+  // spot checks: -0 stays -0, the largest finite value overflows to infinity
+  // at 24 bits (its parameter too), a negative remainder below a power of two
+  bf16 p;
+  std::int8_t c;
+  mode::encode(-0.0f, p, c);
+  CHECK(p.bits == 0x8000);
+  CHECK(c == 0);
+  mode::encode(std::numeric_limits<float>::max(), p, c);
+  CHECK(p.bits == 0x7f80);
+  CHECK(std::isinf(mode::decode(p, c)));
+  mode::encode(float_from_bits(0x3f7fff00u), p, c);  // just below 1: parameter 1.0, remainder -1
+  CHECK(p.bits == 0x3f80);
+  CHECK(c == -1);
+  CHECK(bits_of(mode::decode(p, c)) == 0x3f7fff00u);
+  mode::encode(float_from_bits(0x3f808000u), p, c);  // a bf16 tie: away from zero, remainder -128
+  CHECK(p.bits == 0x3f81);
+  CHECK(c == -128);
+  CHECK(bits_of(mode::decode(p, c)) == 0x3f808000u);
 }

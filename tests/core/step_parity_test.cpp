@@ -142,6 +142,7 @@ TEST_CASE("C5: every master mode equals R32 bitwise") {
   check_config<adamw_fp16_ulp8>("adamw fp16 ulp int8", adam_hyper<adamw_fp16_ulp8>(), 0.02);
   check_config<adamw_fp16_ulp16>("adamw fp16 ulp int16", adam_hyper<adamw_fp16_ulp16>(), 0.02);
   check_config<adamw_exact>("adamw exact_split", adam_hyper<adamw_exact>(), 0.02, true);
+  check_config<adamw_rounded>("adamw rounded_split", adam_hyper<adamw_rounded>(), 0.02, true);
   check_config<adamw_fp32_grad>("adamw fp32 grads", adam_hyper<adamw_fp32_grad>(), 0.02);
 }
 

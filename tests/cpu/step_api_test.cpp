@@ -126,6 +126,7 @@ TEST_CASE("the vector paths step every whole group of finite inputs themselves")
   check_vector_coverage<adamw_reference>("adamw reference", lr_hyper<adamw_reference>(), true);
   check_vector_coverage<adamw_ulp16>("adamw ulp16", lr_hyper<adamw_ulp16>());
   check_vector_coverage<adamw_exact>("adamw exact_split", lr_hyper<adamw_exact>());
+  check_vector_coverage<adamw_rounded>("adamw rounded_split", lr_hyper<adamw_rounded>());
   check_vector_coverage<adamw_fp32_native>("adamw fp32", lr_hyper<adamw_fp32_native>());
   check_vector_coverage<adamw_bf16_native>("adamw bf16 native", lr_hyper<adamw_bf16_native>());
   check_vector_coverage<adamw_bf16_master>("adamw fp32_master", lr_hyper<adamw_bf16_master>());

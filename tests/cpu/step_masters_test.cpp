@@ -27,6 +27,7 @@ TEST_CASE("C5/C20: every master mode, every ISA and thread count equal step_seri
   check_config<adamw_fp16_ulp8>("adamw fp16 ulp int8", adamw_hyper<adamw_fp16_ulp8>(), false);
   check_config<adamw_fp16_ulp16>("adamw fp16 ulp int16", adamw_hyper<adamw_fp16_ulp16>(), false);
   check_config<adamw_exact>("adamw exact_split", adamw_hyper<adamw_exact>());
+  check_config<adamw_rounded>("adamw rounded_split", adamw_hyper<adamw_rounded>());
   check_config<adamw_fp32_grad>("adamw fp32 grads", adamw_hyper<adamw_fp32_grad>(), false);
   using fp16_grads = step_config<rule::adamw, ulp8, fp16, dm, dv>;
   check_config<fp16_grads>("adamw fp16 grads", adamw_hyper<fp16_grads>(), false);

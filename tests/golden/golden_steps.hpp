@@ -178,6 +178,7 @@ inline const std::vector<entry>& configurations() {
       FLASHOPTIM_GOLDEN(adamw_fp16_sr_states), FLASHOPTIM_GOLDEN(adamw_fp8_states), FLASHOPTIM_GOLDEN(adamw_mixed_states),
       FLASHOPTIM_GOLDEN(lion_fp32),          FLASHOPTIM_GOLDEN(lion_reference),     FLASHOPTIM_GOLDEN(sgd_fp16_master),
       FLASHOPTIM_GOLDEN(sgdw_exact_fp8),     FLASHOPTIM_GOLDEN(adam_fp16_reference), FLASHOPTIM_GOLDEN(adamw_sr_codes),
+      FLASHOPTIM_GOLDEN(adamw_rounded),
 #endif
   };
   return all;

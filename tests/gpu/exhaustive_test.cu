@@ -277,12 +277,14 @@ TEST_CASE("master modes, encode over all 2^32 fp32 inputs and decode over all pa
   sweep<master_encode<ulp_correction<fp16, std::int8_t>>>("ulp fp16+int8 encode", all32);
   sweep<master_encode<ulp_correction<fp16, std::int16_t>>>("ulp fp16+int16 encode", all32);
   sweep<master_encode<exact_split>>("exact_split encode", all32);
+  sweep<master_encode<rounded_split>>("rounded_split encode", all32);
   sweep<master_encode<fp32_master<bf16>>>("fp32_master encode", all32);
   sweep<master_decode<ulp_correction<bf16, std::int8_t>>>("ulp bf16+int8 decode", 1 << 24);
   sweep<master_decode<ulp_correction<fp16, std::int8_t>>>("ulp fp16+int8 decode", 1 << 24);
   sweep<master_decode<ulp_correction<bf16, std::int16_t>>>("ulp bf16+int16 decode", all32);
   sweep<master_decode<ulp_correction<fp16, std::int16_t>>>("ulp fp16+int16 decode", all32);
   sweep<master_decode<exact_split>>("exact_split decode", all32);
+  sweep<master_decode<rounded_split>>("rounded_split decode", 1 << 24);
 }
 
 TEST_CASE("the kernel's shared-memory tables decode as the host does") {

@@ -28,6 +28,7 @@ TEST_CASE("C19 resume is bit-identical: ulp_correction bf16/fp16 x int8/int16") 
   check_resume<testconfigs::adamw_fp16_ulp16>(adamw_hyper());
 }
 
-TEST_CASE("C19 resume is bit-identical: exact_split") {
+TEST_CASE("C19 resume is bit-identical: exact_split and rounded_split") {
   check_resume<testconfigs::adamw_exact>(adamw_hyper());
+  check_resume<testconfigs::adamw_rounded>(adamw_hyper());
 }

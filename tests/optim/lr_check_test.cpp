@@ -269,6 +269,7 @@ TEST_CASE("lr check: unknown update, zero lr, bad max, resolution per mode") {
   CHECK(res(adamw_fp16_ulp8{}) == std::ldexp(1.0, -11) / 127);
   CHECK(res(adamw_fp16_ulp16{}) == std::ldexp(1.0, -23));
   CHECK(res(adamw_exact{}) == std::ldexp(1.0, -23));
+  CHECK(res(adamw_rounded{}) == std::ldexp(1.0, -15));
   // fp16 subnormals: a fixed spacing of 2^-24.
   CHECK(optim::lr_check_tensor<adamw_fp16_native>({}, 1e-6, 1.0).resolution == std::ldexp(1.0, -24));
   // AMSGrad's step 1 is Adam's.
@@ -307,6 +308,7 @@ TEST_CASE("lr check: the report") {
   CHECK(s.find('\n') == std::string::npos);
   CHECK(optim::lr_mode_name<adamw_fp16_ulp16>() == "fp16 + int16 correction");
   CHECK(optim::lr_mode_name<adamw_exact>() == "bf16 + 16-bit exact split");
+  CHECK(optim::lr_mode_name<adamw_rounded>() == "bf16 + int8 rounded split");
   CHECK(optim::lr_mode_name<adamw_bf16_master>() == "fp32 master (bf16 param)");
   CHECK(optim::lr_mode_name<adamw_fp32_native>() == "native fp32");
 }

@@ -34,6 +34,10 @@ template <>
 struct describe_master<flashoptim::codec::exact_split> {
   static master_desc get() { return {master_kind::exact_split, dtype::bf16, dtype::u16, 0}; }
 };
+template <>
+struct describe_master<flashoptim::codec::rounded_split> {
+  static master_desc get() { return {master_kind::rounded_split, dtype::bf16, dtype::i8, 0}; }
+};
 
 template <class C>
 struct describe_codec;

@@ -56,7 +56,7 @@ inline std::uint32_t bits(float x) { std::uint32_t u; std::memcpy(&u, &x, 4); re
 inline float from_bits(std::uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; }
 
 // ------------------------------------------------------------------ master modes
-enum class master_kind { native, fp32_master, ulp_correction, exact_split };
+enum class master_kind { native, fp32_master, ulp_correction, exact_split, rounded_split };
 
 struct master_desc {
   master_kind kind = master_kind::native;
@@ -90,6 +90,12 @@ inline float master_decode(const master_desc& m, const std::uint8_t* p, const st
       const std::uint32_t hi = static_cast<std::uint16_t>(pb - (cb >> 15));
       return from_bits((hi << 16) | cb);
     }
+    case master_kind::rounded_split: {
+      // the 24-bit value (upper half * 256 + remainder) as the top 24 bits of an fp32
+      std::uint16_t pb; std::memcpy(&pb, p, 2);
+      const std::int32_t w = static_cast<std::int32_t>(pb) * 256 + static_cast<std::int8_t>(*a);
+      return from_bits(static_cast<std::uint32_t>(w) << 8);
+    }
   }
   return 0;
 }
@@ -120,6 +126,22 @@ inline void master_encode(const master_desc& m, float x, std::uint8_t* p, std::u
       if ((u & 0x7fffffffu) > 0x7f800000u) { pb = static_cast<std::uint16_t>((u >> 16) | 0x40u); cb = u & 0x7fffu; }
       else { pb = static_cast<std::uint16_t>((u >> 16) + ((u & 0xffffu) >> 15)); cb = u & 0xffffu; }
       std::memcpy(p, &pb, 2); std::memcpy(a, &cb, 2);
+      return;
+    }
+    case master_kind::rounded_split: {
+      // x rounded to nearest even at a spacing of 2^(E - 15) in double, then
+      // split as upper half (nearest, ties away) and signed remainder
+      std::uint32_t w = 0x7fff00u;  // NaN: the canonical upper half, remainder 0
+      if (!std::isnan(x)) {
+        const int field = static_cast<int>((bits(x) >> 23) & 0xffu);
+        const double q = std::ldexp(1.0, (field == 0 ? -126 : field - 127) - 15);
+        const double r = std::nearbyint(static_cast<double>(x) / q) * q;
+        const float rf = std::fabs(r) >= std::ldexp(1.0, 128) ? std::copysign(std::numeric_limits<float>::infinity(), x) : static_cast<float>(r);
+        w = bits(rf) >> 8;
+      }
+      const std::uint16_t pb = static_cast<std::uint16_t>((w + 128u) >> 8);
+      const std::int8_t c = static_cast<std::int8_t>(static_cast<std::int32_t>(w) - 256 * static_cast<std::int32_t>(pb));
+      std::memcpy(p, &pb, 2); std::memcpy(a, &c, 1);
       return;
     }
   }

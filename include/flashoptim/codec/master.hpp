@@ -135,6 +135,56 @@ struct exact_split {
   }
 };
 
+/// bf16 + int8 split of an fp32 value rounded to 24 bits. x is first rounded
+/// to nearest even at its eighth bit (a float with fp32's exponent and 15
+/// stored mantissa bits; the rounding is one on the bit pattern, so it
+/// carries into the exponent and overflows to infinity as any rounding to
+/// a narrower format does); that 24-bit value w is then stored as its upper
+/// 16 bits rounded half away from zero (the parameter) and the signed
+/// remainder w - 256 * param (the correction, in [-128, 127]). Decoding is
+/// the integer sum (param << 16) + (c << 8), the remainder reaching below
+/// the parameter's binade where it must.
+///
+/// Against ulp_correction<bf16, int8> (the paper's split, same bytes):
+/// - |x' - x| <= ULP(p) / 512 (half the 24-bit spacing) where ulp_correction
+///   gives ULP(lo) / 254: its 255 codes span one ULP with both ends shared;
+/// - -0 decodes as -0, subnormals are the same arithmetic;
+/// - the parameter is the 24-bit value rounded half away from zero, so it
+///   is RNE(x) except near a bf16 tie (the 24-bit rounding may reach the tie
+///   first, and a tie goes away from zero), one bf16 ULP apart there;
+/// - integer arithmetic only: no division, exponent or rounding-mode
+///   handling, and the same few operations on every path (CPU vector code,
+///   GPU kernel).
+/// A NaN is stored as parameter 0x7fff, correction 0 (the canonical quiet
+/// NaN's upper half: CPU and GPU store the same bytes) and decodes to a NaN.
+/// Every pair encode writes is a fixed point of encode(decode(.)).
+struct rounded_split {
+  using param_type = bf16;
+  using aux_type = std::int8_t;
+  static constexpr const char* name = "rounded_split";
+
+  FLASHOPTIM_HOST_DEVICE static float decode(bf16 p, std::int8_t c) {
+    // (param << 16) is the bf16 widening's bits (one pair move on the device)
+    const std::uint32_t below = static_cast<std::uint32_t>(static_cast<std::int32_t>(c)) << 8;
+    return format::float_from_bits(format::bits_of(format::to_float(p)) + below);
+  }
+
+  /// x's bits rounded to nearest even at bit 8 (adding 0x7f and the tie
+  /// bit): bits 8-31 are the 24-bit value w, and bits 8-15 its low byte,
+  /// which is the correction (w - 256 * param lies in [-128, 127] and is
+  /// congruent to w modulo 256). The parameter is the upper half of this
+  /// word plus 0x8000 (half away from zero). For non-NaN x no carry reaches
+  /// bit 32.
+  FLASHOPTIM_HOST_DEVICE static std::uint32_t rounded_word(std::uint32_t u) { return u + 0x7fu + ((u >> 8) & 1u); }
+
+  FLASHOPTIM_HOST_DEVICE static void encode(float x, bf16& p, std::int8_t& c) {
+    const std::uint32_t u = format::is_nan(x) ? 0x7fff0000u : format::bits_of(x);
+    const std::uint32_t w = rounded_word(u);
+    p = bf16{static_cast<std::uint16_t>((w + 0x8000u) >> 16)};
+    c = static_cast<std::int8_t>(static_cast<std::uint8_t>(w >> 8));
+  }
+};
+
 /// Decode, and the re-encode the step performs after updating: an element
 /// whose fp32 value did not change keeps its bytes (a zero update must not
 /// move a parameter; ULP corrections are not idempotent at c = ±M).
@@ -146,6 +196,40 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update(float before, float 
   Master::encode(after, p, a);
 }
 
+/// rounded_split's update without a branch around its encode (a few integer
+/// operations): the old bytes are kept by a select. Same bytes as the
+/// primary template. (Every pair encode writes re-encodes to itself, but a
+/// pair written by someone else, a NaN parameter with another payload or
+/// zero with a negative remainder, need not: a zero update keeps it too.)
+template <>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<rounded_split>(float before, float after, bf16& p,
+                                                                           std::int8_t& a) {
+  bf16 np;
+  std::int8_t na;
+  rounded_split::encode(after, np, na);
+  const bool keep = format::bits_of(before) == format::bits_of(after);
+  p = keep ? p : np;
+  a = keep ? a : na;
+}
+
+/// The largest magnitude a master mode stores with a finite parameter: the
+/// finite-arithmetic guard (rule/tile.hpp, docs/finite-arithmetic.md)
+/// clamps updated values to it. By default the parameter type's limit under
+/// round to nearest even.
+template <class Master>
+struct master_limit {
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static float value() {
+    return format::finite_limit<typename Master::param_type>(format::rounding::nearest_even);
+  }
+};
+/// rounded_split: 0x7f7f7f7f rounds to the 24-bit value 0x7f7f7f, whose
+/// parameter is bf16's largest finite value; above it the 24-bit rounding
+/// reaches the tie 0x7f7f80, which goes to infinity (half away from zero).
+template <>
+struct master_limit<rounded_split> {
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static float value() { return format::float_from_bits(0x7f7f7f7fu); }
+};
+
 template <class M>
 struct is_master_mode : std::false_type {};
 template <class T>
@@ -156,5 +240,7 @@ template <class T, class C>
 struct is_master_mode<ulp_correction<T, C>> : std::true_type {};
 template <>
 struct is_master_mode<exact_split> : std::true_type {};
+template <>
+struct is_master_mode<rounded_split> : std::true_type {};
 
 }  // namespace flashoptim::codec

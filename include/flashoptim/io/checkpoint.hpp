@@ -29,6 +29,7 @@
 //   N                   the parameter (fp32 master weights in the fp32 form)
 //   N::error_bits       ulp_correction's int8/int16 correction (reference name)
 //   N::low_bits         exact_split's lower 16 bits;  N::master  fp32_master's copy
+//   N::low_byte         rounded_split's int8 remainder
 //   N::K::quantized     grouped codes;  N::K::scales  one scale per group
 //   N::K                a plain state, or any state in the state16/fp32 forms
 // so "N::..." minus the prefix is the per-parameter state dict of the
@@ -616,7 +617,7 @@ struct is_ulp_correction<codec::ulp_correction<T, A>> : std::true_type {};
 
 /// ulp_correction's corrections lie in [-M, M] (the encoder clamps e / h to
 /// [-1, 1]); -M - 1 is never written. The other modes' aux values (exact_split's
-/// low halves, fp32_master's copies) and every parameter and fp32 master
+/// low halves, rounded_split's remainders, fp32_master's copies) and every parameter and fp32 master
 /// weight are in domain whatever their bits: a poisoned weight is NaN or inf.
 template <class Master>
 status check_corrections(const unsigned char* bytes, std::int64_t count, const std::string& key) {

@@ -29,13 +29,16 @@ inline const char* to_string(format::rounding r) {
   return r == format::rounding::stochastic ? "stochastic" : "nearest_even";
 }
 
-/// "native<bf16>", "fp32_master<fp16>", "ulp_correction<bf16,int8>", "exact_split".
+/// "native<bf16>", "fp32_master<fp16>", "ulp_correction<bf16,int8>", "exact_split",
+/// "rounded_split".
 template <class Master>
 std::string describe_master() {
   using P = typename Master::param_type;
   using A = typename Master::aux_type;
   if constexpr (std::is_same<Master, codec::exact_split>::value) {
     return "exact_split";
+  } else if constexpr (std::is_same<Master, codec::rounded_split>::value) {
+    return "rounded_split";
   } else if constexpr (std::is_same<A, none_t>::value || std::is_same<A, float>::value) {
     return std::string(Master::name) + "<" + to_string(dtype_v<P>) + ">";
   } else {
@@ -165,8 +168,9 @@ struct rule_state_domain<rule::adam_rule<Decoupled, AMSGrad>> {
 
 /// Name of the correction tensor of a master mode, or nullptr without one.
 /// ulp_correction's int8/int16 correction is the reference's "error_bits";
-/// exact_split's lower halves and fp32_master's copies are not the same
-/// quantity, so they get names of their own.
+/// exact_split's lower halves, rounded_split's remainders below the 24-bit
+/// value's upper half and fp32_master's copies are not the same quantity, so
+/// they get names of their own.
 template <class Master>
 constexpr const char* aux_key() {
   using A = typename Master::aux_type;
@@ -174,6 +178,8 @@ constexpr const char* aux_key() {
     return nullptr;
   } else if constexpr (std::is_same<Master, codec::exact_split>::value) {
     return "low_bits";
+  } else if constexpr (std::is_same<Master, codec::rounded_split>::value) {
+    return "low_byte";
   } else if constexpr (std::is_same<A, float>::value) {
     return "master";
   } else {

@@ -115,6 +115,12 @@ struct lr_master_traits<codec::exact_split> {
   static std::string name() { return "bf16 + 16-bit exact split"; }
   static double resolution(int e) { return lr_spacing<float>(e); }
 };
+/// The 24-bit value's spacing: fp32's times 2^8.
+template <>
+struct lr_master_traits<codec::rounded_split> {
+  static std::string name() { return "bf16 + int8 rounded split"; }
+  static double resolution(int e) { return lr_spacing<float>(e) * 256.0; }
+};
 
 /// Binade exponent of a magnitude: floor(log2 a); 0 and fp32-subnormal
 /// magnitudes use fp32's subnormal spacing.
@@ -186,6 +192,18 @@ struct lr_candidates<codec::ulp_correction<T, C>> {
     const T lo = format::from_float<T>(static_cast<float>(std::ldexp(1.25, e)));
     for (const T l : {lo, lr_next_up(lo)})
       for (int c = -window; c <= window; ++c) out.push_back({l, static_cast<C>(c)});
+  }
+};
+
+/// rounded_split: the 24-bit value at 1.25 * 2^e and the next one up (both
+/// parities of the value the update is rounded to).
+template <>
+struct lr_candidates<codec::rounded_split> {
+  static void add(int e, std::vector<lr_state<codec::rounded_split>>& out) {
+    const lr_state<codec::rounded_split> s = lr_encode<codec::rounded_split>(static_cast<float>(std::ldexp(1.25, e)));
+    const float x0 = codec::rounded_split::decode(s.p, s.a);
+    out.push_back(s);
+    out.push_back(lr_encode<codec::rounded_split>(format::float_from_bits(format::bits_of(x0) + 0x100u)));
   }
 };
 

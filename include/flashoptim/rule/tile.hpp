@@ -90,7 +90,7 @@ struct finite_guard {
   struct reference_slot : codec::is_reference_layout<S<I>> {};
   static constexpr bool enabled = !any_of_slots<K, reference_slot>;
   FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static float param_limit() {
-    return format::finite_limit<typename Config::param_type>(format::rounding::nearest_even);
+    return codec::master_limit<typename Config::master>::value();
   }
   /// Whether an element's results need the recomputation: one compare per
   /// stored value (true for NaN, inf and finite values beyond the limit).

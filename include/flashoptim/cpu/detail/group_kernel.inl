@@ -357,6 +357,31 @@ struct vmaster<codec::exact_split> {
   }
 };
 
+/// codec::rounded_split: integer only, as the scalar code.
+template <>
+struct vmaster<codec::rounded_split> {
+  struct raw {
+    vi p, a;
+  };
+  FLASHOPTIM_CPU_FN static vf decode(const bf16* p, const std::int8_t* a, raw& r) {
+    r.p = ops::load_u16(p);
+    r.a = ops::load_i8(a);  // sign-extended: (p << 16) + (c << 8) borrows below p where c < 0
+    return ops::as_f(ops::addi(ops::slli<16>(r.p), ops::slli<8>(r.a)));
+  }
+  /// For non-NaN x (the NaN rule is the scalar path's). The stores keep the
+  /// low 16 / 8 bits of each lane.
+  FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
+    const vi u = ops::as_i(after);
+    const vi w = ops::addi(ops::addi(u, ops::set1i(0x7f)), ops::andi(ops::srli<8>(u), ops::set1i(1)));
+    p = ops::select_eqi(ops::as_i(before), u, r.p, ops::srli<16>(ops::addi(w, ops::set1i(0x8000))));
+    a = ops::select_eqi(ops::as_i(before), u, r.a, ops::srli<8>(w));
+  }
+  FLASHOPTIM_CPU_FN static void store(bf16* p, std::int8_t* a, vi bits_p, vi bits_a) {
+    ops::store_16(p, bits_p);
+    ops::store_8(a, bits_a);
+  }
+};
+
 // ------------------------------------------------------------ rules
 // consts: the step's scalars broadcast once per run of groups.
 // apply: Rule::apply on every lane, same operations in the same order. Adam
@@ -849,7 +874,7 @@ struct group_kernel {
         g = ops::mul(g, k.inv_grad_scale);
         vf p = x, sqrt_v;
         vr::apply(k.rule, sc, g, p, st, sqrt_v);
-        note_limit(r.lim_p, p, format::finite_limit<typename Config::param_type>());
+        note_limit(r.lim_p, p, codec::master_limit<typename Config::master>::value());
         master::encode(x, p, raw, r.out_p[i], r.out_a[i]);
         FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
           // the rule's square root of this slot's value, when it has it
@@ -878,7 +903,7 @@ struct group_kernel {
 
   template <int Groups>
   FLASHOPTIM_CPU_FN static bool clean(const block<Groups>& r) {
-    vm bad = beyond_limit(r.lim_p, format::finite_limit<typename Config::param_type>());
+    vm bad = beyond_limit(r.lim_p, codec::master_limit<typename Config::master>::value());
     bool sentinel = false;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       if (vs<I>::limited) bad = ops::mor(bad, beyond_limit(r.lim[I], vs<I>::limit()));

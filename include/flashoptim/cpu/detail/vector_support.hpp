@@ -90,6 +90,8 @@ template <class T, class C>
 struct vector_master<codec::ulp_correction<T, C>> : std::true_type {};
 template <>
 struct vector_master<codec::exact_split> : std::true_type {};
+template <>
+struct vector_master<codec::rounded_split> : std::true_type {};
 
 /// Companders of a known kind (codec/compander.hpp): the vector code runs
 /// that kind's arithmetic.
