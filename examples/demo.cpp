@@ -136,7 +136,7 @@ int main() {
       "bf16 weights + fp32 master + fp32 states");
   memory_row<step_config<rule::adamw, ulp8, bf16, c::reference::momentum, c::reference::second_moment>>(
       "bf16 + int8 correction, paper's 8-bit states");
-  memory_row<step_config<rule::adamw, ulp8, bf16, c::defaults::momentum, c::defaults::second_moment>>(
+  memory_row<step_config<rule::adamw, c::rounded_split, bf16, c::defaults::momentum, c::defaults::second_moment>>(
       "bf16 + int8 correction, flashoptim defaults");
 
   std::printf("\n2. Weight split of 1,000,000 N(0, 1) fp32 weights into a 16-bit parameter + correction:\n");
@@ -145,6 +145,7 @@ int main() {
   std::normal_distribution<float> N(0.0f, 1.0f);
   for (auto& v : x) v = N(rng);
   split_row<c::native<bf16>>("bf16 alone", x);
+  split_row<c::rounded_split>("bf16 + int8 (rounded_split)", x);
   split_row<c::ulp_correction<bf16, std::int8_t>>("bf16 + int8 (ulp_correction)", x);
   split_row<c::ulp_correction<bf16, std::int16_t>>("bf16 + int16 (ulp_correction)", x);
   split_row<c::ulp_correction<fp16, std::int16_t>>("fp16 + int16 (ulp_correction)", x);
@@ -159,7 +160,7 @@ int main() {
           "fp32 weights and states (16 B/param)", pb, 400, 0.0);
   train<step_config<rule::adamw, c::native<bf16>, bf16, c::precision::bf16, c::precision::bf16>>(
       "bf16 weights and states, no master (8 B/param)", pb, 400, ref_loss);
-  train<step_config<rule::adamw, ulp8, bf16, c::defaults::momentum, c::defaults::second_moment>>(
+  train<step_config<rule::adamw, c::rounded_split, bf16, c::defaults::momentum, c::defaults::second_moment>>(
       "flashoptim: bf16 + int8 correction, 8-bit states (7.25)", pb, 400, ref_loss);
   train<step_config<rule::adamw, c::exact_split, bf16, c::defaults::momentum, c::defaults::second_moment>>(
       "flashoptim: lossless bf16 + 16 bits, 8-bit states (8.25)", pb, 400, ref_loss);

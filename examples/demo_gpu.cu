@@ -19,7 +19,7 @@
 namespace {
 
 using namespace flashoptim;
-using cfg = step_config<rule::adamw, codec::ulp_correction<bf16, std::int8_t>, bf16, codec::defaults::momentum,
+using cfg = step_config<rule::adamw, codec::rounded_split, bf16, codec::defaults::momentum,
                         codec::defaults::second_moment>;
 
 /// One tensor's buffers as a byte block, host or device: param, correction,

@@ -26,7 +26,7 @@
 
 using namespace flashoptim;
 namespace c = flashoptim::codec;
-using cfg = step_config<rule::adamw, c::ulp_correction<bf16, std::int8_t>, bf16, c::defaults::momentum,
+using cfg = step_config<rule::adamw, c::rounded_split, bf16, c::defaults::momentum,
                         c::defaults::second_moment>;
 
 namespace {

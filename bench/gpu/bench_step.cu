@@ -368,30 +368,32 @@ void bm_ceiling(benchmark::State& st, shape sh) {
 }
 
 namespace c = flashoptim::codec;
+/// The default bf16 + int8 split, and the paper's (its checkpoints' bytes).
+using split8 = c::rounded_split;
 using ulp8 = c::ulp_correction<bf16, std::int8_t>;
 using dm = c::defaults::momentum;
 using dv = c::defaults::second_moment;
 namespace p = c::precision;
 
-using adamw_default = step_config<rule::adamw, ulp8, bf16, dm, dv>;
-using lion_default = step_config<rule::lion, ulp8, bf16, dm>;
-using sgd_momentum = step_config<rule::sgd, ulp8, bf16, dm>;
-using sgd_plain = step_config<rule::sgd, ulp8, bf16>;
+using adamw_default = step_config<rule::adamw, split8, bf16, dm, dv>;
+using lion_default = step_config<rule::lion, split8, bf16, dm>;
+using sgd_momentum = step_config<rule::sgd, split8, bf16, dm>;
+using sgd_plain = step_config<rule::sgd, split8, bf16>;
+using adamw_ulp8 = step_config<rule::adamw, ulp8, bf16, dm, dv>;
+using lion_ulp8 = step_config<rule::lion, ulp8, bf16, dm>;
+using sgd_momentum_ulp8 = step_config<rule::sgd, ulp8, bf16, dm>;
 using adamw_bf16_native = step_config<rule::adamw, c::native<bf16>, bf16, dm, dv>;
 using adamw_fp32_native = step_config<rule::adamw, c::native<float>, float, dm, dv>;
 using adamw_bf16_master = step_config<rule::adamw, c::fp32_master<bf16>, bf16, dm, dv>;
 using adamw_ulp16 = step_config<rule::adamw, c::ulp_correction<bf16, std::int16_t>, bf16, dm, dv>;
 using adamw_fp16_ulp8 = step_config<rule::adamw, c::ulp_correction<fp16, std::int8_t>, fp16, dm, dv>;
 using adamw_exact = step_config<rule::adamw, c::exact_split, bf16, dm, dv>;
-using adamw_rounded = step_config<rule::adamw, c::rounded_split, bf16, dm, dv>;
-using lion_rounded = step_config<rule::lion, c::rounded_split, bf16, dm>;
-using sgd_momentum_rounded = step_config<rule::sgd, c::rounded_split, bf16, dm>;
 using adamw_reference = step_config<rule::adamw, ulp8, bf16, c::reference::momentum, c::reference::second_moment>;
-using adamw_fp32_states = step_config<rule::adamw, ulp8, bf16, p::fp32, p::fp32>;
-using adamw_bf16_states = step_config<rule::adamw, ulp8, bf16, p::bf16, p::bf16>;
-using adamw_bf16_sr_states = step_config<rule::adamw, ulp8, bf16, p::bf16_sr, p::bf16_sr>;
-using adamw_fp16_states = step_config<rule::adamw, ulp8, bf16, p::fp16, p::fp16>;
-using adamw_fp8_states = step_config<rule::adamw, ulp8, bf16, p::fp8_momentum, p::fp8_second_moment>;
+using adamw_fp32_states = step_config<rule::adamw, split8, bf16, p::fp32, p::fp32>;
+using adamw_bf16_states = step_config<rule::adamw, split8, bf16, p::bf16, p::bf16>;
+using adamw_bf16_sr_states = step_config<rule::adamw, split8, bf16, p::bf16_sr, p::bf16_sr>;
+using adamw_fp16_states = step_config<rule::adamw, split8, bf16, p::fp16, p::fp16>;
+using adamw_fp8_states = step_config<rule::adamw, split8, bf16, p::fp8_momentum, p::fp8_second_moment>;
 /// torch's layouts, for comparison with its fused AdamW in the same table.
 using adamw_torch_fp32 = step_config<rule::adamw, c::native<float>, float, p::fp32, p::fp32>;
 using adamw_torch_bf16 = step_config<rule::adamw, c::native<bf16>, bf16, p::bf16, p::bf16>;
@@ -454,9 +456,9 @@ int main(int argc, char** argv) {
   add<adamw_ulp16>("adamw_bf16_ulp16", f);
   add<adamw_fp16_ulp8>("adamw_fp16_ulp8", f);
   add<adamw_exact>("adamw_exact_split", f);
-  add<adamw_rounded>("adamw_rounded_split", f);
-  add<lion_rounded>("lion_rounded_split", f);
-  add<sgd_momentum_rounded>("sgd_momentum_rounded_split", f);
+  add<adamw_ulp8>("adamw_bf16_ulp8", f);
+  add<lion_ulp8>("lion_bf16_ulp8", f);
+  add<sgd_momentum_ulp8>("sgd_momentum_bf16_ulp8", f);
   add<adamw_reference>("adamw_reference_states", f);
   add<adamw_fp32_states>("adamw_fp32_states", f);
   add<adamw_bf16_states>("adamw_bf16_states", f);

@@ -89,7 +89,7 @@ int main() {
   check(cudaStreamCreate(&stream));
 
   // [adopt-gpu]
-  using cfg = fo::step_config<fo::rule::adamw, fo::codec::ulp_correction<bf16, std::int8_t>, bf16,
+  using cfg = fo::step_config<fo::rule::adamw, fo::codec::rounded_split, bf16,
                               fo::codec::defaults::momentum, fo::codec::defaults::second_moment>;
   cfg::hyper decay, no_decay;      // torch's AdamW defaults (lr 1e-3, weight_decay 1e-2, ...)
   no_decay.weight_decay = 0.0;

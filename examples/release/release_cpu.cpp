@@ -30,7 +30,7 @@
 
 namespace fo = flashoptim;
 using fo::bf16;
-using cfg = fo::step_config<fo::rule::adamw, fo::codec::ulp_correction<bf16, std::int8_t>, bf16,
+using cfg = fo::step_config<fo::rule::adamw, fo::codec::rounded_split, bf16,
                             fo::codec::defaults::momentum, fo::codec::defaults::second_moment>;
 
 static void check(const fo::status& s) {

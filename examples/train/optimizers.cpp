@@ -33,7 +33,7 @@ namespace {
 
 namespace fo = flashoptim;
 namespace c = flashoptim::codec;
-using ulp8 = c::ulp_correction<fo::bf16, std::int8_t>;
+using split8 = c::rounded_split;  // the default bf16 + int8 split
 
 // ---------------------------------------------------------------- the instantiated configurations
 // Each one compiles the CPU step (AVX-512, AVX2, portable) and, with CUDA,
@@ -43,11 +43,11 @@ using adamw_bf16 =
     fo::step_config<fo::rule::adamw, c::native<fo::bf16>, fo::bf16, c::precision::bf16, c::precision::bf16>;
 using adamw_mixed =
     fo::step_config<fo::rule::adamw, c::fp32_master<fo::bf16>, fo::bf16, c::precision::fp32, c::precision::fp32>;
-using adamw_flash = fo::step_config<fo::rule::adamw, ulp8, fo::bf16, c::defaults::momentum, c::defaults::second_moment>;
+using adamw_flash = fo::step_config<fo::rule::adamw, split8, fo::bf16, c::defaults::momentum, c::defaults::second_moment>;
 using sgd_fp32 = fo::step_config<fo::rule::sgd, c::native<float>, float, c::precision::fp32>;
-using sgd_flash = fo::step_config<fo::rule::sgd, ulp8, fo::bf16, c::defaults::momentum>;
+using sgd_flash = fo::step_config<fo::rule::sgd, split8, fo::bf16, c::defaults::momentum>;
 using lion_fp32 = fo::step_config<fo::rule::lion, c::native<float>, float, c::precision::fp32>;
-using lion_flash = fo::step_config<fo::rule::lion, ulp8, fo::bf16, c::defaults::momentum>;
+using lion_flash = fo::step_config<fo::rule::lion, split8, fo::bf16, c::defaults::momentum>;
 
 template <class Config>
 typename Config::hyper make_hyper(double lr, double weight_decay) {

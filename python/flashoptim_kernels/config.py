@@ -10,8 +10,9 @@ def config_name(rule, param_dtype, master_weight_bits=24, quantize=True, momentu
     """The configuration for `rule` over parameters of `param_dtype`
     ("bfloat16" or "float32"):
 
-    - bfloat16 params: master_weight_bits 24 -> "bf16+int8" (bf16 + int8 ULP
-      correction), 32 -> "bf16+fp32" (fp32 master copy); states 8-bit
+    - bfloat16 params: master_weight_bits 24 -> "bf16+int8" (bf16 + int8: the
+      fp32 weight rounded to 24 bits, codec::rounded_split; 0.2.0 kept the
+      paper's ULP correction), 32 -> "bf16+fp32" (fp32 master copy); states 8-bit
       (quantize=True). None (pure bf16) and unquantized states are not compiled.
     - float32 params: "fp32" (no correction: master_weight_bits must be None or
       is ignored as the paper's package does for fp32 params), fp32 states;

@@ -30,6 +30,22 @@ _compiler_disable = getattr(getattr(torch, "compiler", None), "disable", None) o
 # engine's "stateK" is _STATE_NAMES[rule][K]. The values are torch's (Adam's
 # second moment is v, not sqrt(v)), so fp32 parameters' decoded state dicts
 # load into torch.optim.AdamW / SGD and back.
+# What a bf16 + int8 configuration's "correction" bytes mean, recorded beside
+# them in every state dict as "correction_format", a 0-d uint8 tensor (a
+# tensor, so that code walking the state as tensors keeps working): 1, the
+# fp32 value rounded to 24 bits split into the bf16 parameter and an int8
+# remainder (codec::rounded_split, docs/contract.md). 0 or no tag (the state
+# dicts of 0.2.0): the paper's ULP fractions (codec::ulp_correction),
+# converted through fp32 when loaded.
+_CORRECTION_FORMAT = 1
+_LEGACY_CORRECTION_FORMAT = 0
+
+
+def _split_master(config):
+    """Whether a configuration ("rule/master/states") keeps a bf16 + int8 split."""
+    return config.split("/")[1] == "bf16+int8"
+
+
 _STATE_NAMES = {"adamw": ("exp_avg", "exp_avg_sq"), "adam": ("exp_avg", "exp_avg_sq"), "lion": ("exp_avg",),
                 "sgd": ("momentum_buffer",), "sgdw": ("momentum_buffer",)}
 
@@ -212,9 +228,12 @@ class _FlashOptimizer(torch.optim.Optimizer):
         for engine, order in self._engines:
             for i, p in enumerate(order):
                 s = engine.state(i)
+                tag = ({"correction_format": torch.tensor(_CORRECTION_FORMAT, dtype=torch.uint8)}
+                       if _split_master(engine.config) else {})
                 if not decoded:
                     out[p] = {k: (torch.tensor(float(v)) if k == "step" else torch.from_numpy(v))
                               for k, v in s.items()}
+                    out[p].update(tag)
                     continue
                 values = _core.decode_states(engine.config, s, p.numel())
                 d = {"step": torch.tensor(float(s["step"]))}
@@ -222,6 +241,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
                     d[names[int(k[len("state"):])]] = torch.from_numpy(v).view(p.shape)
                 if s["correction"].size:
                     d["correction"] = torch.from_numpy(s["correction"])
+                    d.update(tag)
                 out[p] = d
         return out
 
@@ -234,6 +254,26 @@ class _FlashOptimizer(torch.optim.Optimizer):
         map is refused with the key named; nothing is written then."""
         what = f"flashoptim_kernels: load_state_dict: parameter {i} of the {engine.config} engine"
         names = _STATE_NAMES[self._rule]
+        s = dict(s)
+        fmt = s.pop("correction_format", None)
+        if fmt is not None:
+            fmt = int(fmt.item() if torch.is_tensor(fmt) else fmt)
+            if fmt not in (_CORRECTION_FORMAT, _LEGACY_CORRECTION_FORMAT):
+                raise ValueError(f"{what}: correction_format {fmt} is not {_CORRECTION_FORMAT} (rounded split) or "
+                                 f"{_LEGACY_CORRECTION_FORMAT} (ULP correction)")
+        else:
+            fmt = _LEGACY_CORRECTION_FORMAT
+        fp32 = None
+        if "correction" in s and _split_master(engine.config) and fmt != _CORRECTION_FORMAT:
+            # 0.2.0's bytes (no tag): the paper's ULP fractions of the bf16
+            # parameter, which must hold the saved weights already; the
+            # master is rebuilt in fp32 and split again when loaded
+            c = s["correction"]
+            c = c.detach().to("cpu") if torch.is_tensor(c) else torch.as_tensor(c)
+            # (bytes of another size: another configuration's, which the
+            # size checks below refuse)
+            if c.numel() * c.element_size() == p.numel():
+                fp32 = _paper_fp32_weights(p, c.contiguous().view(-1).to(torch.uint8).view(torch.int8), what)
         paper = any("::" in k for k in s) or "error_bits" in s
         # this package's bytes: "step", "correction", "stateK", "stateK_scales" only
         own = all(k in ("step", "correction") or re.fullmatch(r"state\d+(_scales)?", k) for k in s)
@@ -244,10 +284,8 @@ class _FlashOptimizer(torch.optim.Optimizer):
                     arrays[k] = int(v.item() if torch.is_tensor(v) else v)
                 else:
                     arrays[k] = v.detach().to("cpu", torch.uint8).contiguous().numpy()
-            return "bytes", None, arrays
-        fp32 = None
+            return "bytes", fp32, arrays
         if paper:
-            s = dict(s)
             if "error_bits" in s:
                 e = s.pop("error_bits")
                 width = int(group.get("master_bytewidth", 3)) - 2  # bytes of the errors beside a bf16 param
@@ -299,7 +337,7 @@ class _FlashOptimizer(torch.optim.Optimizer):
                         raise ValueError(f"flashoptim_kernels: load_state_dict: parameter {i} of the "
                                          f"{engine.config} engine: state bytes {sizes} do not match the "
                                          f"configuration's {want}")
-                encoded.append((engine, i, None, arrays))
+                encoded.append((engine, i, fp32, arrays))
                 continue
             cur = engine.state(i)
             stored = _core.decode_states(engine.config, cur, p.numel())  # which slots this configuration stores

@@ -864,7 +864,10 @@ void add_cpu(registry& r, const std::string& name) {
 // The configurations (python/src/configs_*.cpp; docs/python.md lists them).
 namespace cfg {
 namespace c = ::flashoptim::codec;
-using ulp8 = c::ulp_correction<bf16, std::int8_t>;
+/// bf16 + int8 (master_weight_bits=24): the rounded split, the library's
+/// default (0.2.0 used the paper's ULP correction; its state dicts load
+/// through fp32, python/flashoptim_kernels/optim.py).
+using split8 = c::rounded_split;
 using dm = c::defaults::momentum;
 using dv = c::defaults::second_moment;
 using f32 = c::precision::fp32;

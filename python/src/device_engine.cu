@@ -207,17 +207,17 @@ void add(device_registry& r, const std::string& name) {
 
 void register_cuda(device_registry& r) {
   namespace c = ::flashoptim::codec;
-  using ulp8 = c::ulp_correction<bf16, std::int8_t>;
+  using split8 = c::rounded_split;  // bf16 + int8 (binding.hpp)
   using dm = c::defaults::momentum;
   using dv = c::defaults::second_moment;
   using f32 = c::precision::fp32;
   using n32 = c::native<float>;
   // the paper's default (bf16 + int8 correction, 8-bit states) and the fp32 reference, per rule
-  add<step_config<rule::adamw, ulp8, bf16, dm, dv>>(r, "adamw/bf16+int8/8bit");
-  add<step_config<rule::adam, ulp8, bf16, dm, dv>>(r, "adam/bf16+int8/8bit");
-  add<step_config<rule::sgd, ulp8, bf16, dm>>(r, "sgd/bf16+int8/8bit");
-  add<step_config<rule::sgdw, ulp8, bf16, dm>>(r, "sgdw/bf16+int8/8bit");
-  add<step_config<rule::lion, ulp8, bf16, dm>>(r, "lion/bf16+int8/8bit");
+  add<step_config<rule::adamw, split8, bf16, dm, dv>>(r, "adamw/bf16+int8/8bit");
+  add<step_config<rule::adam, split8, bf16, dm, dv>>(r, "adam/bf16+int8/8bit");
+  add<step_config<rule::sgd, split8, bf16, dm>>(r, "sgd/bf16+int8/8bit");
+  add<step_config<rule::sgdw, split8, bf16, dm>>(r, "sgdw/bf16+int8/8bit");
+  add<step_config<rule::lion, split8, bf16, dm>>(r, "lion/bf16+int8/8bit");
   add<step_config<rule::adamw, n32, float, f32, f32>>(r, "adamw/fp32/fp32");
   add<step_config<rule::adam, n32, float, f32, f32>>(r, "adam/fp32/fp32");
   add<step_config<rule::sgd, n32, float, f32>>(r, "sgd/fp32/fp32");

@@ -343,7 +343,8 @@ def test_uncompressed_state_dict_holds_decoded_fp32_states_and_loads_back(cls, k
     sd = copy.deepcopy(oa.state_dict())
     for k, p in enumerate(a.parameters()):
         s = sd["state"][k]
-        assert sorted(s) == sorted(names + ["correction", "step"])
+        tag = [] if kw.get("master_weight_bits") == 32 else ["correction_format"]  # bf16 + int8: rounded split
+        assert sorted(s) == sorted(names + ["correction", "step"] + tag)
         assert int(s["step"]) == 3
         for n in names:
             assert s[n].dtype == torch.float32 and s[n].shape == p.shape
@@ -474,6 +475,36 @@ def paper_adam_state_dict(ref, ref_opt, master_weight_bits=24):
                "initial_lr": g["lr"], "master_bytewidth": master_weight_bits // 8, "quantize": True,
                "params": list(range(len(state)))}]
     return m, {"state": state, "param_groups": groups}
+
+
+def test_a_0_2_0_state_dict_with_ulp_corrections_loads():
+    # 0.2.0 kept the paper's ULP corrections and wrote no correction_format:
+    # such a dict loads through its fp32 master weights (the model's weights
+    # loaded first), which are split again
+    a = model(torch.bfloat16)
+    oa = FlashAdamW(a.parameters(), lr=1e-2)
+    train(a, oa, 3)
+    sd = copy.deepcopy(oa.state_dict())
+    w = oa.get_fp32_model_state_dict(a)
+    for k, (name, p) in enumerate(a.named_parameters()):
+        s = sd["state"][k]
+        assert int(s.pop("correction_format")) == 1
+        e = paper_error_bits(w[name].reshape(-1), p.detach().reshape(-1), 127.0)
+        s["correction"] = e.to(torch.int8).view(torch.uint8)
+    b = copy.deepcopy(a)
+    ob = FlashAdamW(b.parameters(), lr=1e-2)
+    ob.load_state_dict(sd)
+    wb = ob.get_fp32_model_state_dict(b)
+    for name in w:
+        torch.testing.assert_close(wb[name], w[name], rtol=2.0 ** -15, atol=0)
+    assert int(ob.state_dict()["state"][0]["correction_format"]) == 1
+    # a format this version does not know is refused, and nothing is written
+    sd = copy.deepcopy(oa.state_dict())
+    sd["state"][0]["correction_format"] = torch.tensor(7, dtype=torch.uint8)
+    c = copy.deepcopy(a)
+    oc = FlashAdamW(c.parameters(), lr=1e-2)
+    with pytest.raises(ValueError, match="correction_format 7"):
+        oc.load_state_dict(sd)
 
 
 @pytest.mark.parametrize("bits", [24, 32])

@@ -54,7 +54,7 @@ inline std::string markdown() {
   s += row<step_config<rule::adamw, c::fp32_master<bf16>, bf16, p::fp32, p::fp32>>("AdamW (mixed precision)", "bf16 + fp32 master", "fp32, fp32");
   s += row<step_config<rule::adamw, c::native<bf16>, bf16, p::bf16, p::bf16>>("AdamW (torch bf16)", "bf16", "bf16, bf16");
   s += row<step_config<rule::adamw, ulp8, bf16, rm, rv>>("AdamW, paper layout (`reference`)", "bf16 + int8", "int8, uint8, fp16 scales");
-  s += row<step_config<rule::adamw, ulp8, bf16, dm, dv>>("**AdamW, flashoptim default**", "bf16 + int8", "int8, uint8, fp32 scales");
+  s += row<step_config<rule::adamw, c::rounded_split, bf16, dm, dv>>("**AdamW, flashoptim default**", "bf16 + int8", "int8, uint8, fp32 scales");
   s += row<step_config<rule::adamw, ulp16, bf16, dm, dv>>("AdamW", "bf16 + int16", "int8, uint8, fp32 scales");
   s += row<step_config<rule::adamw, c::exact_split, bf16, dm, dv>>("AdamW, lossless master", "bf16 + 16 bits (`exact_split`)", "int8, uint8, fp32 scales");
   s += row<step_config<rule::adamw, c::ulp_correction<fp16, std::int8_t>, fp16, dm, dv>>("AdamW", "fp16 + int8", "int8, uint8, fp32 scales");
@@ -76,8 +76,8 @@ inline std::string markdown() {
   s += fp8_row<step_config<rule::adamw, ulp8, bf16, dm, dv>>(
       "AdamW, FP8 weights", "e4m3, 1 × 128 blocks + bf16 + int8 master", "int8, uint8, fp32 scales", row128);
   s += row<step_config<rule::sgd, c::native<float>, float, p::fp32>>("SGD momentum (torch fp32)", "fp32", "fp32");
-  s += row<step_config<rule::sgd, ulp8, bf16, dm>>("**SGD momentum, flashoptim default**", "bf16 + int8", "int8, fp32 scale");
-  s += row<step_config<rule::lion, ulp8, bf16, dm>>("**Lion, flashoptim default**", "bf16 + int8", "int8, fp32 scale");
+  s += row<step_config<rule::sgd, c::rounded_split, bf16, dm>>("**SGD momentum, flashoptim default**", "bf16 + int8", "int8, fp32 scale");
+  s += row<step_config<rule::lion, c::rounded_split, bf16, dm>>("**Lion, flashoptim default**", "bf16 + int8", "int8, fp32 scale");
   return s;
 }
 
