@@ -25,11 +25,6 @@ _DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 # torch.compiler.disable (torch >= 2.1), torch._dynamo.disable before it
 _compiler_disable = getattr(getattr(torch, "compiler", None), "disable", None) or torch._dynamo.disable
 
-# torch.optim's names for the decoded states (compress_state_dict=False, and
-# what a torch.optim or paper-implementation state dict holds), per rule: the
-# engine's "stateK" is _STATE_NAMES[rule][K]. The values are torch's (Adam's
-# second moment is v, not sqrt(v)), so fp32 parameters' decoded state dicts
-# load into torch.optim.AdamW / SGD and back.
 # What a bf16 + int8 configuration's "correction" bytes mean, recorded beside
 # them in every state dict as "correction_format", a 0-d uint8 tensor (a
 # tensor, so that code walking the state as tensors keeps working): 1, the
@@ -46,6 +41,11 @@ def _split_master(config):
     return config.split("/")[1] == "bf16+int8"
 
 
+# torch.optim's names for the decoded states (compress_state_dict=False, and
+# what a torch.optim or paper-implementation state dict holds), per rule: the
+# engine's "stateK" is _STATE_NAMES[rule][K]. The values are torch's (Adam's
+# second moment is v, not sqrt(v)), so fp32 parameters' decoded state dicts
+# load into torch.optim.AdamW / SGD and back.
 _STATE_NAMES = {"adamw": ("exp_avg", "exp_avg_sq"), "adam": ("exp_avg", "exp_avg_sq"), "lion": ("exp_avg",),
                 "sgd": ("momentum_buffer",), "sgdw": ("momentum_buffer",)}
 
