@@ -439,8 +439,7 @@ def main():
         # states with the other bf16 + int8 split (the same bytes) too; the reference
         # (paper) layout, fp8 and stochastic-rounding states and every other
         # 8-bit or correction layout >= 80%; plain 16/32-bit layouts >= 88%.
-        target = 88.0 if parts[1] in ("lion_default", "sgd_momentum", "adamw_rounded_split", "lion_rounded_split",
-                                      "sgd_momentum_rounded_split", "adamw_bf16_ulp8", "lion_bf16_ulp8",
+        target = 88.0 if parts[1] in ("lion_default", "sgd_momentum", "adamw_bf16_ulp8", "lion_bf16_ulp8",
                                       "sgd_momentum_bf16_ulp8") else 80.0
         verdict(b["pct_copy"] >= target, f"{parts[1]}: {b['pct_copy']:.1f}% of copy bandwidth (target >= {target:.0f}%)")
     for (rule, shape), r in paper_rows.items():
