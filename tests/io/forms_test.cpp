@@ -197,6 +197,20 @@ TEST_CASE("forms are loaded across configurations only where they can be") {
   std::remove(path.c_str());
 }
 
+TEST_CASE("a checkpoint of the paper's bf16 + int8 split reaches the rounded split only through fp32") {
+  // the same bytes per element, different meanings: the file's master name
+  // ("ulp_correction<bf16,int8>" against "rounded_split") refuses the forms
+  // that carry corrections, and the fp32 form re-splits
+  using ulp = adamw_config<ulp_bf16_i8>;
+  using rounded = adamw_config<codec::rounded_split>;
+  model<ulp> a(resume_sizes);
+  a.run(adamw_hyper(), 1, 2);
+  model<rounded> r(resume_sizes);
+  CHECK(save_load(a, r, io::form::compressed, 2).code() == status_code::config_mismatch);
+  CHECK(save_load(a, r, io::form::state16, 2).code() == status_code::config_mismatch);
+  CHECK(save_load(a, r, io::form::fp32, 2).ok());
+}
+
 TEST_CASE("data section bytes equal layout::bytes, per form") {
   using cfg = adamw_config<ulp_bf16_i8>;
   const std::vector<std::int64_t> sizes = {1, 33, 1000, 4096};
