@@ -14,7 +14,9 @@
 // finite value (lo = inf) decodes to inf; inf -> inf; NaN -> NaN.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -37,56 +39,124 @@ inline double pow2d(int k) {
 /// floor(v + 0.5) for 0 <= v < 2^31 without libm.
 inline long long round_half_up_small(double v) { return static_cast<long long>(v + 0.5); }
 
+/// What the sweep below needs of one parameter value p: everything but the
+/// input's own arithmetic depends on p alone, and consecutive inputs share p
+/// for runs of about 2^16 (bf16) or 2^13 (fp16), so it is computed once per
+/// run, and for an int8 correction the 256 values decode gives (CI runs this
+/// test on 2 cores: bf16 + int8 and fp16 + int16 together took 116-148 s of
+/// CPU with this against 140-155 s before, on a noisy 2-core VM).
 template <class T, class C>
-void check_ulp_mode(const char* name) {
+struct ulp_param_facts {
   using mode = codec::ulp_correction<T, C>;
-  constexpr int M = mode::max_code;
   using spec = typename format_traits<T>::spec;
+  static constexpr bool decode_table = sizeof(C) == 1;  // 256 decodes per run of inputs
+  std::uint16_t bits = 0;
+  bool valid = false;
+  float lo = 0;
+  bool lo_inf = false, lo_normal = false;
+  double lo_d = 0, bound = 0, to_code = 0;
+  float decoded[decode_table ? 256 : 1] = {};
+
+  void set(T p, float min_normal) {
+    bits = p.bits;
+    valid = true;
+    lo = to_float(p);
+    lo_inf = std::isinf(lo);
+    lo_normal = std::fabs(lo) >= min_normal;
+    lo_d = lo;
+    // R64: the error bound ULP(lo) / (2M) and the factor to the ideal code
+    const int E = mode::layout::exponent(p);
+    bound = pow2d(E - spec::mant_bits) / (2.0 * mode::max_code);
+    to_code = pow2d(spec::mant_bits + 1 - E);
+    if (decode_table)
+      for (int c = -128; c < 128; ++c) decoded[c + 128] = mode::decode(p, static_cast<C>(c));
+  }
+  float decode(T p, C c) const {
+    if (decode_table) return decoded[static_cast<int>(c) + 128];
+    return mode::decode(p, c);
+  }
+};
+
+/// The ULP sweep's tallies over a range of inputs (summed over the ranges).
+struct ulp_counts {
   unsigned long long finite = 0, bound_fail = 0, code_off = 0, code_far = 0, exact = 0, normals = 0, exact_normals = 0,
                      overflow_ok = 0, overflow_bad = 0, special_bad = 0;
   double max_rel = 0;
+  void add(const ulp_counts& o) {
+    finite += o.finite, bound_fail += o.bound_fail, code_off += o.code_off, code_far += o.code_far;
+    exact += o.exact, normals += o.normals, exact_normals += o.exact_normals;
+    overflow_ok += o.overflow_ok, overflow_bad += o.overflow_bad, special_bad += o.special_bad;
+    max_rel = std::max(max_rel, o.max_rel);
+  }
+};
+
+/// The inputs with bit patterns [begin, end).
+template <class T, class C>
+ulp_counts sweep_ulp(std::uint64_t begin, std::uint64_t end) {
+  using mode = codec::ulp_correction<T, C>;
+  constexpr int M = mode::max_code;
+  using spec = typename format_traits<T>::spec;
   const float min_normal = static_cast<float>(std::ldexp(1.0, spec::emin));
-#pragma omp parallel for reduction(+ : finite, bound_fail, code_off, code_far, exact, normals, exact_normals, \
-                                       overflow_ok, overflow_bad, special_bad) reduction(max : max_rel) schedule(static)
-  for (long long i = 0; i < (1ll << 32); ++i) {
+  ulp_counts n;
+  ulp_param_facts<T, C> f;  // the facts of the last parameter value seen
+  for (std::uint64_t i = begin; i < end; ++i) {
     const float x = float_from_bits(static_cast<std::uint32_t>(i));
     T p;
     C c;
     mode::encode(x, p, c);
-    const float y = mode::decode(p, c);
-    if (std::isnan(x)) { special_bad += !std::isnan(y); continue; }
-    if (std::isinf(x)) { special_bad += !(std::isinf(y) && std::signbit(y) == std::signbit(x)); continue; }
-    const float lo = to_float(p);
-    if (std::isinf(lo)) {  // x beyond T's range: the parameter is inf and so is the decoded value
-      overflow_ok += std::isinf(y);
-      overflow_bad += !std::isinf(y);
+    if (!f.valid || p.bits != f.bits) f.set(p, min_normal);
+    const float y = f.decode(p, c);
+    if (std::isnan(x)) { n.special_bad += !std::isnan(y); continue; }
+    if (std::isinf(x)) { n.special_bad += !(std::isinf(y) && std::signbit(y) == std::signbit(x)); continue; }
+    if (f.lo_inf) {  // x beyond T's range: the parameter is inf and so is the decoded value
+      n.overflow_ok += std::isinf(y);
+      n.overflow_bad += !std::isinf(y);
       continue;
     }
-    ++finite;
-    // R64: the ideal code and the error bound, in double
-    const int E = mode::layout::exponent(p);
-    const double h = pow2d(E - spec::mant_bits - 1);
-    const double ulp = 2 * h;
+    ++n.finite;
     const double err = std::fabs(static_cast<double>(y) - static_cast<double>(x));
-    bound_fail += err > ulp / (2.0 * M);
-    double en = (static_cast<double>(x) - static_cast<double>(lo)) * pow2d(spec::mant_bits + 1 - E);
+    n.bound_fail += err > f.bound;
+    // R64: the ideal code, (x - lo) / (ULP(lo) / 2) clamped to [-1, 1] times M
+    // rounded half away from zero, and its distance to the stored one in
+    // integers (the same values as through copysign and fabs in double)
+    double en = (static_cast<double>(x) - f.lo_d) * f.to_code;
     en = en < -1 ? -1 : (en > 1 ? 1 : en);
-    // the ideal code and its distance to the stored one in integers: the
-    // same values as through copysign and fabs in double, and with the two
-    // changes below about 15% less of the loop's time (CI runs it on 2 cores)
     const long long r = round_half_up_small(std::fabs(en * M));
     const long long diff = (en < 0 ? -r : r) - static_cast<long long>(c);
-    code_off += diff != 0;
-    code_far += diff > 1 || diff < -1;
-    exact += bits_of(y) == bits_of(x);
+    n.code_off += diff != 0;
+    n.code_far += diff > 1 || diff < -1;
+    const bool same = bits_of(y) == bits_of(x);
+    n.exact += same;
     // bit-exactness and relative error over values in T's normal range
-    if (std::fabs(lo) >= min_normal) {
-      ++normals;
-      exact_normals += bits_of(y) == bits_of(x);
-      // (err == 0 cannot raise the maximum: no division)
-      if (x != 0 && err != 0) max_rel = std::max(max_rel, err / std::fabs(static_cast<double>(x)));
+    if (f.lo_normal) {
+      ++n.normals;
+      n.exact_normals += same;
+      // (the division only where the quotient can raise the maximum: err
+      // above max_rel |x| less a margin far wider than the product's rounding)
+      const double ax = std::fabs(static_cast<double>(x));
+      if (err > n.max_rel * ax * (1 - 0x1p-40) && x != 0 && err != 0) n.max_rel = std::max(n.max_rel, err / ax);
     }
   }
+  return n;
+}
+
+template <class T, class C>
+void check_ulp_mode(const char* name) {
+  using mode = codec::ulp_correction<T, C>;
+  using spec = typename format_traits<T>::spec;
+  ulp_counts n;
+  constexpr int chunks = 256;
+#pragma omp parallel for schedule(dynamic)
+  for (int k = 0; k < chunks; ++k) {
+    const std::uint64_t step = (std::uint64_t{1} << 32) / chunks;
+    const ulp_counts part = sweep_ulp<T, C>(k * step, (k + 1) * step);
+#pragma omp critical
+    n.add(part);
+  }
+  const unsigned long long finite = n.finite, bound_fail = n.bound_fail, code_off = n.code_off, code_far = n.code_far,
+                           normals = n.normals, exact_normals = n.exact_normals, overflow_ok = n.overflow_ok,
+                           overflow_bad = n.overflow_bad, special_bad = n.special_bad;
+  const double max_rel = n.max_rel;
   std::printf(
       "C1 %-20s finite-lo inputs %llu: bound |x'-x| <= ULP/(2M) violated %llu; code != R64 %llu (more than one apart "
       "%llu); bit-exact %.4f%% of inputs in T's normal range, max relative error there %.3g; overflow to inf %llu (not inf: %llu); "
@@ -151,16 +221,27 @@ TEST_CASE("C1: exact_split is lossless on all 2^32 inputs") {
 }
 
 namespace {
+/// v rounded to the nearest integer, ties to even, for |v| < 2^51: adding
+/// 1.5 * 2^52 to |v| leaves no fraction bits, so the sum rounds it in the
+/// current rounding mode (to nearest even, the default), and subtracting it
+/// back is exact; v's sign is put back after (a negative v that rounds to
+/// zero gives -0). What nearbyint does, without its libm call in the
+/// 2^32-input loop.
+inline double round_even_small(double v) {
+  const double shift = 0x1.8p52;
+  return std::copysign((std::fabs(v) + shift) - shift, v);
+}
+
 /// R64 of rounded_split: x rounded to nearest even at a spacing of 2^(E - 15),
 /// E = x's exponent raised to -126 for subnormals, computed in double (x / q
-/// is exact there and nearbyint rounds to nearest even); beyond 2^128 it is
-/// an infinity, as rounding to a format with fp32's exponent range gives.
+/// is exact there, below 2^24 in magnitude, and rounds to nearest even as
+/// above); beyond 2^128 it is an infinity, as rounding to a format with
+/// fp32's exponent range gives.
 inline double rounded24_r64(float x) {
   const std::uint32_t u = bits_of(x);
   const int field = static_cast<int>((u >> 23) & 0xffu);
   const int e = field == 0 ? -126 : field - 127;
-  const double q = pow2d(e - 15);
-  const double r = std::nearbyint(static_cast<double>(x) / q) * q;
+  const double r = round_even_small(static_cast<double>(x) * pow2d(15 - e)) * pow2d(e - 15);
   if (std::fabs(r) >= pow2d(128)) return std::copysign(std::numeric_limits<double>::infinity(), r);
   return r;
 }
