@@ -197,6 +197,23 @@ TEST_CASE("off-load: stochastic rounding and other rules stay bit-identical") {
   check_fraction<adamw_default>(0.7, o, 2);
 }
 
+TEST_CASE("off-load: the chunk team splits each chunk into whole groups, whatever the team's size") {
+  // device/chunk_team.cuh: thread t of T steps groups [g t / T, g (t+1) / T)
+  // of every chunk's g groups. 7 groups per chunk give the team of 5 uneven
+  // shares and leave 9 threads of the team of 16 without one; the last chunk
+  // of a tensor of 100003 elements ends in a partial group. Stochastic
+  // rounding keys on the element index, so a share stepped at the wrong
+  // offset changes bytes.
+  device::offload_options o;
+  o.chunk_elements = 32 * 7;
+  o.staging_buffers = 3;
+  for (int t : {1, 2, 5, 16}) {
+    INFO("team of ", t);
+    o.cpu.threads = t;
+    check_fraction<adamw_sr>(0.5, o, 2);
+  }
+}
+
 TEST_CASE("off-load: bad inputs are refused before anything is written") {
   using C = adamw_default;
   gpu_model<C> m(tensor_sizes, 5);

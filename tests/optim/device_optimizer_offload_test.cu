@@ -407,6 +407,47 @@ TEST_CASE("offload_fraction 0.3, 0.5, 1.0 step bit for bit as fraction 0 (two gr
   run(tc::adamw_bf16_master{}, false, 95);  // fp32 master as the correction
 }
 
+TEST_CASE("offload: the chunk team's shares of whole groups step bit for bit, whatever the team's size") {
+  // device/chunk_team.cuh: thread t of T steps groups [g t / T, g (t+1) / T)
+  // of each chunk's g groups; 7 groups per chunk give teams of 3 and 5
+  // uneven shares and leave threads of the team of 9 without one, and
+  // stochastic-rounding states key on the element index, so a share
+  // stepped at the wrong offset changes bytes. A tensor stepped alone (a
+  // release) runs the same team over its own chunks.
+  using C = tc::adamw_bf16_sr_states;
+  for (const int team : {1, 3, 5, 9}) {
+    CAPTURE(team);
+    model<C> ma(71), mb(71);
+    optim::optimizer_options o = options(0.5);
+    o.offload_chunk_elements = 32 * 7;
+    o.offload_staging_buffers = 3;
+    o.offload_threads = team;
+    device::optimizer<C> ref, opt;
+    STATUS_OK(ref.init(ma.groups(), options(0.0)));
+    STATUS_OK(opt.init(mb.groups(), o));
+    STATUS_OK(opt.enable_release());
+    REQUIRE(opt.host_tensor_count() > 1);
+    cudaStream_t stream;
+    GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    testdata::generator ga(72), gb(72);
+    for (int step = 1; step <= 3; ++step) {
+      ma.new_grads(ga);
+      mb.new_grads(gb);
+      STATUS_OK(ref.step_async(nullptr));
+      if (step == 2) {  // a release step: tensor by tensor, in reverse
+        STATUS_OK(opt.begin_step());
+        for (std::size_t i = sizes.size(); i-- > 0;) STATUS_OK(opt.step_tensor_async(i, stream));
+        STATUS_OK(opt.end_step_async(stream));
+      } else {
+        STATUS_OK(opt.step_async(stream));
+      }
+      GPU_CHECK(cudaStreamSynchronize(stream));
+      require_same<C>(opt, ref, "after a step");
+    }
+    GPU_CHECK(cudaStreamDestroy(stream));
+  }
+}
+
 TEST_CASE("offload: the memory report's host and device parts add up") {
   using C = tc::adamw_default;
   model<C> m(101);

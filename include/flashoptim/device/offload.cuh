@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "flashoptim/cpu/step.hpp"
+#include "flashoptim/device/chunk_team.cuh"
 #include "flashoptim/device/step_plan.cuh"
 #include "flashoptim/layout/offload.hpp"
 #include "flashoptim/tuning/offload.hpp"
@@ -146,6 +147,8 @@ class offload_plan {
     device_.assign(device_views, device_views + count);
     host_ = std::move(host);
     chunks_ = std::move(chunks);
+    team_.resize(chunks_.size());
+    device_id_ = dev;
     options_ = o;
     res_ = r;
     r = resources{};
@@ -172,19 +175,30 @@ class offload_plan {
     if (chunks_.empty()) return status();
     FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaStreamWaitEvent(res_.d2h, res_.inputs_ready, 0), "stream wait"));
     const std::size_t buffers = res_.staging.size();
+    team_.reset(0, chunks_.size());
     for (std::size_t i = 0; i < std::min(buffers, chunks_.size()); ++i) FLASHOPTIM_RETURN_IF_ERROR(copy_in(i));
-    for (std::size_t i = 0; i < chunks_.size(); ++i) {
-      const std::size_t slot = i % buffers;
-      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(res_.copied_in[slot]), "gradient copy"));
-      const detail::offload_chunk& c = chunks_[i];
-      const tensor_ref<Config> v = chunk_view(c, reinterpret_cast<const grad_type*>(res_.staging[slot]));
-      FLASHOPTIM_RETURN_IF_ERROR(cpu::step<Config>(h, a, &v, 1, options_.cpu));
-      FLASHOPTIM_RETURN_IF_ERROR(cuda_status(
-          cudaMemcpyAsync(device_[c.tensor].param + c.begin, v.param,
-                          static_cast<std::size_t>(c.count) * sizeof(param_type), cudaMemcpyHostToDevice, res_.h2d),
-          "parameter copy"));
-      if (i + buffers < chunks_.size()) FLASHOPTIM_RETURN_IF_ERROR(copy_in(i + buffers));
-    }
+    // the chunks on one team of CPU threads (device/chunk_team.cuh)
+    cpu::step_options one = options_.cpu;
+    one.threads = 1;
+    FLASHOPTIM_RETURN_IF_ERROR(detail::run_chunk_team(
+        team_, 0, chunks_.size(), detail::chunk_team_size(options_.cpu), device_id_,
+        [&](std::size_t i) { return (chunks_[i].count + 31) / 32; },
+        [&](std::size_t i) { return cuda_status(cudaEventSynchronize(res_.copied_in[i % buffers]), "gradient copy"); },
+        [&](std::size_t i, std::int64_t g0, std::int64_t g1) {
+          const detail::offload_chunk& c = chunks_[i];
+          const detail::offload_chunk part{c.tensor, c.begin + g0 * 32, std::min(c.count, g1 * 32) - g0 * 32};
+          const tensor_ref<Config> v =
+              chunk_view(part, reinterpret_cast<const grad_type*>(res_.staging[i % buffers]) + g0 * 32);
+          return cpu::step<Config>(h, a, &v, 1, one);
+        },
+        [&](std::size_t i) {
+          const detail::offload_chunk& c = chunks_[i];
+          FLASHOPTIM_RETURN_IF_ERROR(cuda_status(
+              cudaMemcpyAsync(device_[c.tensor].param + c.begin, host_[c.tensor].param + c.begin,
+                              static_cast<std::size_t>(c.count) * sizeof(param_type), cudaMemcpyHostToDevice, res_.h2d),
+              "parameter copy"));
+          return i + buffers < chunks_.size() ? copy_in(i + buffers) : status();
+        }));
     FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventRecord(res_.copied_out, res_.h2d), "event record"));
     return cuda_status(cudaStreamWaitEvent(stream, res_.copied_out, 0), "stream wait");
   }
@@ -282,7 +296,9 @@ class offload_plan {
         cudaMemcpyAsync(res_.staging[slot], device_[c.tensor].grad + c.begin,
                         static_cast<std::size_t>(c.count) * sizeof(grad_type), cudaMemcpyDeviceToHost, res_.d2h),
         "gradient copy"));
-    return cuda_status(cudaEventRecord(res_.copied_in[slot], res_.d2h), "event record");
+    FLASHOPTIM_RETURN_IF_ERROR(cuda_status(cudaEventRecord(res_.copied_in[slot], res_.d2h), "event record"));
+    team_.mark_queued(i);
+    return status();
   }
 
   status check_unchanged(const tensor_ref<Config>* views, std::size_t count) const {
@@ -321,6 +337,8 @@ class offload_plan {
   step_plan<Config, Policy> gpu_;
   std::vector<tensor_ref<Config>> device_, host_;
   std::vector<detail::offload_chunk> chunks_;
+  detail::chunk_team_state team_;
+  int device_id_ = 0;
   offload_options options_{};
   resources res_{};
   bool built_ = false;

@@ -54,6 +54,7 @@
 
 #include "flashoptim/cpu/fp8_param.hpp"
 #include "flashoptim/cpu/step.hpp"
+#include "flashoptim/device/chunk_team.cuh"
 #include "flashoptim/device/fp8_step_plan.cuh"
 #include "flashoptim/device/grad_pass.cuh"
 #include "flashoptim/device/memory_kind.cuh"
@@ -1074,6 +1075,8 @@ class optimizer {
     cudaStream_t d2h = nullptr, h2d = nullptr;
     cudaEvent_t ready = nullptr, copied_out = nullptr;
     cpu::step_options cpu{};
+    detail::chunk_team_state team;  ///< the chunks' progress during a step (device/chunk_team.cuh)
+    int device = 0;                 ///< where the copies run
 
     host_scalars* values() const { return reinterpret_cast<host_scalars*>(scalars); }
     const double* lrs() const { return reinterpret_cast<const double*>(scalars + host_lr_offset); }
@@ -1161,7 +1164,9 @@ class optimizer {
         h->chunks.push_back({i, b, std::min<std::int64_t>(options_.offload_chunk_elements, flat_.specs[i].size - b)});
       h->tensor_chunk.push_back(h->chunks.size());
     }
+    h->team.resize(h->chunks.size());
     auto cuda = [](cudaError_t e, const char* what) { return detail::cuda_status(e, what); };
+    FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaGetDevice(&h->device), "cudaGetDevice"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamCreateWithFlags(&h->d2h, cudaStreamNonBlocking), "off-load stream"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamCreateWithFlags(&h->h2d, cudaStreamNonBlocking), "off-load stream"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming), "off-load event"));
@@ -1287,6 +1292,7 @@ class optimizer {
                                                       stream), "off-load: grad control"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventRecord(h.ready, stream), "off-load: event record"));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaStreamWaitEvent(h.d2h, h.ready, 0), "off-load: stream wait"));
+    h.team.reset(b, e);
     for (std::size_t i = b; i < std::min(e, b + h.staging.size()); ++i) FLASHOPTIM_RETURN_IF_ERROR(host_copy_in(i, b));
     return status();
   }
@@ -1300,7 +1306,9 @@ class optimizer {
                         static_cast<std::size_t>(c.count) * sizeof(typename Config::grad_type), cudaMemcpyDeviceToHost,
                         h.d2h),
         "off-load: gradient copy"));
-    return detail::cuda_status(cudaEventRecord(h.copied_in[slot], h.d2h), "off-load: event record");
+    FLASHOPTIM_RETURN_IF_ERROR(detail::cuda_status(cudaEventRecord(h.copied_in[slot], h.d2h), "off-load: event record"));
+    h.team.mark_queued(i);
+    return status();
   }
 
   /// Steps chunks [b, e) (queued by host_enqueue) on CPU threads as their
@@ -1331,33 +1339,47 @@ class optimizer {
       return cuda(cudaStreamSynchronize(h.d2h), "off-load: gradient copies of a skipped step");
     }
     using C = Config;
-    for (std::size_t i = b; i < e; ++i) {
-      const std::size_t slot = (i - b) % h.staging.size();
-      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventSynchronize(h.copied_in[slot]), "off-load: gradient copy"));
-      const host_chunk& c = h.chunks[i];
-      // The chunk's view: whole groups of one tensor, its gradient in the staging buffer.
-      tensor_type t = tensors_[c.tensor];
-      t.param = h.param[c.tensor] + c.begin;
-      if constexpr (C::has_aux) t.aux += c.begin;
-      for_each_slot<C::num_slots>([&](auto s) {
-        constexpr int I = decltype(s)::value;
-        using S = typename C::template state<I>;
-        if constexpr (S::stores_state) slot_at<I>(t.states).codes += c.begin;
-        if constexpr (codec::is_grouped<S>::value) slot_at<I>(t.states).scales += c.begin / 32;
-      });
-      t.grad = reinterpret_cast<const typename C::grad_type*>(h.staging[slot]);
-      t.size = c.count;
-      t.index_base += static_cast<std::uint64_t>(c.begin);
-      const std::size_t g = static_cast<std::size_t>(flat_.group[c.tensor]);
-      hyper_type hy = flat_.hypers[g];
-      hy.lr = h.lrs()[g];  // the device's lr: what the GPU part reads
-      FLASHOPTIM_RETURN_IF_ERROR(cpu::step<Config>(hy, a, &t, 1, h.cpu));
-      FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(tensors_[c.tensor].param + c.begin, t.param,
-                                                      static_cast<std::size_t>(c.count) * sizeof(typename C::param_type),
-                                                      cudaMemcpyHostToDevice, h.h2d),
-                                      "off-load: parameter copy"));
-      if (i + h.staging.size() < e) FLASHOPTIM_RETURN_IF_ERROR(host_copy_in(i + h.staging.size(), b));
-    }
+    // the chunks on one team of CPU threads (device/chunk_team.cuh): each
+    // thread its share of whole groups of every chunk as the chunk lands
+    cpu::step_options one = h.cpu;
+    one.threads = 1;
+    const std::size_t buffers = h.staging.size();
+    FLASHOPTIM_RETURN_IF_ERROR(detail::run_chunk_team(
+        h.team, b, e, detail::chunk_team_size(h.cpu), h.device,
+        [&](std::size_t i) { return (h.chunks[i].count + 31) / 32; },
+        [&](std::size_t i) {
+          return cuda(cudaEventSynchronize(h.copied_in[(i - b) % buffers]), "off-load: gradient copy");
+        },
+        [&](std::size_t i, std::int64_t g0, std::int64_t g1) {
+          const host_chunk& c = h.chunks[i];
+          // the share's view: groups [g0, g1) of the chunk, whole groups of
+          // one tensor, its gradient in the staging buffer
+          const std::int64_t begin = c.begin + g0 * 32;
+          tensor_type t = tensors_[c.tensor];
+          t.param = h.param[c.tensor] + begin;
+          if constexpr (C::has_aux) t.aux += begin;
+          for_each_slot<C::num_slots>([&](auto s) {
+            constexpr int I = decltype(s)::value;
+            using S = typename C::template state<I>;
+            if constexpr (S::stores_state) slot_at<I>(t.states).codes += begin;
+            if constexpr (codec::is_grouped<S>::value) slot_at<I>(t.states).scales += begin / 32;
+          });
+          t.grad = reinterpret_cast<const typename C::grad_type*>(h.staging[(i - b) % buffers]) + g0 * 32;
+          t.size = std::min(c.count, g1 * 32) - g0 * 32;
+          t.index_base += static_cast<std::uint64_t>(begin);
+          const std::size_t g = static_cast<std::size_t>(flat_.group[c.tensor]);
+          hyper_type hy = flat_.hypers[g];
+          hy.lr = h.lrs()[g];  // the device's lr: what the GPU part reads
+          return cpu::step<Config>(hy, a, &t, 1, one);
+        },
+        [&](std::size_t i) {
+          const host_chunk& c = h.chunks[i];
+          FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaMemcpyAsync(tensors_[c.tensor].param + c.begin, h.param[c.tensor] + c.begin,
+                                                          static_cast<std::size_t>(c.count) * sizeof(typename C::param_type),
+                                                          cudaMemcpyHostToDevice, h.h2d),
+                                          "off-load: parameter copy"));
+          return i + buffers < e ? host_copy_in(i + buffers, b) : status();
+        }));
     FLASHOPTIM_RETURN_IF_ERROR(cuda(cudaEventRecord(h.copied_out, h.h2d), "off-load: event record"));
     return cuda(cudaStreamWaitEvent(stream, h.copied_out, 0), "off-load: stream wait");
   }
