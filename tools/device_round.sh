@@ -113,7 +113,7 @@ do_bench() {
   # OpenMP's default wait policy, as a trainer runs it (the tests above run
   # passive, beside the exhaustive sweeps); 15 steps per median: the host's
   # CPU speed varies from run to run.
-  env -u OMP_WAIT_POLICY timeout 200 "$BIN/bench_offload" --fraction 0.5 --repeats 15 \
+  env -u OMP_WAIT_POLICY timeout 200 "$BIN/bench_offload" --fraction 0.5 --repeats 31 \
     > "$WORK/bench/offload.md" 2> "$WORK/bench/offload.log"
   note "offload bench (f = 0.5): rc=$? ($((SECONDS - start)) s)"
   cat "$WORK/bench/offload.md" >> "$SUMMARY"

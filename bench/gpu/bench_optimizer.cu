@@ -3,7 +3,7 @@
 //
 // The owning optimizer's step beside the plain fused step it wraps (same
 // process, same buffers), AdamW with the default layout (bf16 + int8
-// correction, 8-bit states):
+// rounded split, 8-bit states):
 //   plain        step_plan::step_async with host scalars: the kernel alone
 //   optimizer    device::optimizer::step_async without the gradient pass
 //                (device lr and step count, the count advanced on the device)
@@ -31,8 +31,7 @@ using namespace flashoptim;
 
 namespace {
 
-using cfg = step_config<rule::adamw, codec::ulp_correction<bf16, std::int8_t>, bf16, codec::defaults::momentum,
-                        codec::defaults::second_moment>;
+using cfg = step_config<rule::adamw, codec::rounded_split, bf16, codec::defaults::momentum, codec::defaults::second_moment>;
 
 __global__ void fill(bf16* p, bf16* g, std::int64_t n, std::uint64_t seed) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
