@@ -4,7 +4,7 @@
 // The step writing FP8 weights with block scales (docs/fp8-params.md) beside
 // the step writing bf16 weights, same master and states (AdamW, the default
 // 8-bit states, bf16 gradients). The issue's target: <= 1.1x the bf16 step.
-//   bf16 + int8 master:  ulp_correction<bf16, int8> step (its bf16 half is
+//   bf16 + int8 master:  rounded_split step (the default; its bf16 half is
 //                        the model's weight) | the same step + the FP8 pass
 //                        (the bf16 half is then the optimizer's own)
 //   fp32 master:         fp32_master<bf16> step (bf16 weight + fp32 copy) |
@@ -242,7 +242,7 @@ void run(const std::string& name, const std::vector<shape2>& shapes, std::vector
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   {
-    using bf16_weights = adamw_cfg<codec::ulp_correction<bf16, std::int8_t>>;
+    using bf16_weights = adamw_cfg<codec::rounded_split>;
     const double base = step_alone<bf16_weights>(shapes, stream);
     rows.push_back({name, "bf16 + int8", "step writing bf16 weights", base, 1.0, 0});
     step_with_fp8<bf16_weights>(name, "bf16 + int8", shapes, base, stream, rows);

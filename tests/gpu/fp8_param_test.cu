@@ -108,7 +108,8 @@ void run_cases(bool pow2, bool non_finite, bool misalign) {
 // (bf16, fp16), computed int16 ones, and the modes decoded as they are.
 TEST_CASE_TEMPLATE("gpu fp8 params: the CPU's bytes, nothing written past a buffer", Master, codec::native<float>,
                    codec::ulp_correction<bf16, std::int8_t>, codec::ulp_correction<fp16, std::int8_t>,
-                   codec::ulp_correction<bf16, std::int16_t>, codec::fp32_master<bf16>, codec::exact_split) {
+                   codec::ulp_correction<bf16, std::int16_t>, codec::fp32_master<bf16>, codec::exact_split,
+                   codec::rounded_split) {
   for (bool pow2 : {false, true})
     for (bool misalign : {false, true}) {
       run_cases<Master, fp8_e4m3>(pow2, true, misalign);

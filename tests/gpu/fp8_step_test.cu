@@ -319,12 +319,14 @@ TEST_CASE("fused fp8 step: other step policies (element-wise tiles, unstaged run
   check_fused<C, fp8_e4m3, tuning::previous_step_policy>(mixed_list(), ro, 405);
 }
 
-TEST_CASE("fused fp8 step: fp32 and exact-split masters") {
+TEST_CASE("fused fp8 step: fp32, exact-split and rounded-split masters") {
   run_options ro;
   ro.steps = 3;
   check_fused<tc::adamw_fp32_native, fp8_e4m3>(mixed_list(), ro, 501);
+  check_fused<tc::adamw_rounded, fp8_e4m3>(mixed_list(), ro, 503);  // the default bf16 + int8 split
   ro.pow2 = true;
   check_fused<tc::adamw_exact, fp8_e5m2>(mixed_list(), ro, 502);
+  check_fused<tc::adamw_rounded, fp8_e5m2>(mixed_list(), ro, 504);
 }
 
 TEST_CASE("fused fp8 step: a skipped step (host or device flag) or an invalid device value writes no byte") {

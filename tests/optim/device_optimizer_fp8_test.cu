@@ -227,12 +227,14 @@ std::string temp_path(const std::string& leaf) {
 
 TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: bf16 + int8 master, e4m3") {
   run_twin<tc::adamw_default, fp8_e4m3>(false);
+  run_twin<tc::adamw_rounded, fp8_e4m3>(false);  // the default split
 }
 TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's: fp32 master, e5m2, power-of-two scales") {
   run_twin<tc::adamw_fp32_native, fp8_e5m2>(true);
 }
 TEST_CASE("device::optimizer FP8 copies == cpu::optimizer's with off-loaded tensors (their copies written by the CPU)") {
   run_twin<tc::adamw_default, fp8_e4m3>(false, 0.5);
+  run_twin<tc::adamw_rounded, fp8_e4m3>(false, 0.5);
   run_twin<tc::adamw_fp32_native, fp8_e5m2>(true, 0.5);
 }
 
