@@ -8,7 +8,9 @@
 // written.
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -212,6 +214,25 @@ TEST_CASE("off-load: the chunk team splits each chunk into whole groups, whateve
     o.cpu.threads = t;
     check_fraction<adamw_sr>(0.5, o, 2);
   }
+}
+
+TEST_CASE("off-load: the chunk team is sized as cpu::step sizes its own") {
+  // the options' threads, and no more than groups / min_groups_per_thread
+  // (at least 1): a small off-loaded part does not wake the whole team
+  cpu::step_options o;
+  o.threads = 8;
+  o.min_groups_per_thread = 64;
+  CHECK(device::detail::chunk_team_size(o, 0) == 1);
+  CHECK(device::detail::chunk_team_size(o, 127) == 1);
+  CHECK(device::detail::chunk_team_size(o, 128) == 2);
+  CHECK(device::detail::chunk_team_size(o, 64 * 8 - 1) == 7);
+  CHECK(device::detail::chunk_team_size(o, 64 * 8) == 8);
+  CHECK(device::detail::chunk_team_size(o, std::int64_t{1} << 40) == 8);
+  o.min_groups_per_thread = 1;
+  CHECK(device::detail::chunk_team_size(o, 5) == 5);
+  o.threads = 0;  // OpenMP's default team, capped
+  const int default_team = std::min(omp_get_max_threads(), cpu::max_threads());
+  CHECK(device::detail::chunk_team_size(o, std::int64_t{1} << 40) == default_team);
 }
 
 TEST_CASE("off-load: bad inputs are refused before anything is written") {

@@ -413,7 +413,7 @@ TEST_CASE("offload: the chunk team's shares of whole groups step bit for bit, wh
   // uneven shares and leave threads of the team of 9 without one, and
   // stochastic-rounding states key on the element index, so a share
   // stepped at the wrong offset changes bytes. A tensor stepped alone (a
-  // release) runs the same team over its own chunks.
+  // release) runs a team sized for its own groups over its own chunks.
   using C = tc::adamw_bf16_sr_states;
   for (const int team : {1, 3, 5, 9}) {
     CAPTURE(team);

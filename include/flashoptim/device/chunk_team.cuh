@@ -64,13 +64,19 @@ class chunk_team_state {
   std::size_t size_ = 0;
 };
 
-/// The team a step's CPU part runs on: the options' threads, or OpenMP's
-/// default team capped as cpu::step caps it; 1 without OpenMP.
-inline int chunk_team_size(const cpu::step_options& o) {
+/// The team a step's CPU part runs on, as cpu::step picks its own for
+/// `groups` groups: the options' threads, or OpenMP's default team capped at
+/// cpu::max_threads(), and no more threads than groups / min_groups_per_thread
+/// (so a small off-loaded part does not wake the whole team); 1 without
+/// OpenMP.
+inline int chunk_team_size(const cpu::step_options& o, std::int64_t groups) {
 #if defined(_OPENMP)
-  return o.threads > 0 ? o.threads : std::min(omp_get_max_threads(), cpu::max_threads());
+  int threads = o.threads > 0 ? o.threads : std::min(omp_get_max_threads(), cpu::max_threads());
+  const std::int64_t useful = groups / std::max<std::int64_t>(1, o.min_groups_per_thread);
+  if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
+  return threads;
 #else
-  (void)o;
+  (void)o, (void)groups;
   return 1;
 #endif
 }
@@ -85,8 +91,8 @@ inline int chunk_team_size(const cpu::step_options& o) {
 /// chunk (chunks already stepped stay stepped, as with one call per chunk).
 /// Each thread's current device is restored when it is done.
 template <class Groups, class Landed, class Step, class Finish>
-status run_chunk_team(chunk_team_state& state, std::size_t first, std::size_t last, int team, int device, Groups&& groups,
-                      Landed&& landed, Step&& step, Finish&& finish) {
+status run_chunk_team(chunk_team_state& state, std::size_t first, std::size_t last, int team, int device,
+                      Groups&& groups, Landed&& landed, Step&& step, Finish&& finish) {
   std::atomic<bool> failed{false};
   std::atomic_flag error_taken = ATOMIC_FLAG_INIT;
   status first_error;
