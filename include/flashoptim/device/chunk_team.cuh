@@ -82,8 +82,9 @@ inline int chunk_team_size(const cpu::step_options& o, std::int64_t groups) {
 }
 
 /// Steps chunks [first, last) of `state` (reset, the first ones marked
-/// queued) on a team of `team` threads whose CUDA calls run on `device`:
-///   groups(i) -> std::int64_t            whole groups of chunk i
+/// queued) on a team of chunk_team_size(options, their groups) threads whose
+/// CUDA calls run on `device`:
+///   groups(i) -> std::int64_t            groups of chunk i (a partial last one counts)
 ///   landed(i) -> status                  waits for chunk i's gradients (after it is queued)
 ///   step(i, g0, g1) -> status            steps groups [g0, g1) of chunk i on the calling thread
 ///   finish(i) -> status                  once per chunk, by the thread that completes it
@@ -91,8 +92,11 @@ inline int chunk_team_size(const cpu::step_options& o, std::int64_t groups) {
 /// chunk (chunks already stepped stay stepped, as with one call per chunk).
 /// Each thread's current device is restored when it is done.
 template <class Groups, class Landed, class Step, class Finish>
-status run_chunk_team(chunk_team_state& state, std::size_t first, std::size_t last, int team, int device,
-                      Groups&& groups, Landed&& landed, Step&& step, Finish&& finish) {
+status run_chunk_team(chunk_team_state& state, std::size_t first, std::size_t last, const cpu::step_options& options,
+                      int device, Groups&& groups, Landed&& landed, Step&& step, Finish&& finish) {
+  std::int64_t all_groups = 0;
+  for (std::size_t i = first; i < last; ++i) all_groups += groups(i);
+  const int team = chunk_team_size(options, all_groups);
   std::atomic<bool> failed{false};
   std::atomic_flag error_taken = ATOMIC_FLAG_INIT;
   status first_error;

@@ -180,11 +180,9 @@ class offload_plan {
     // the chunks on one team of CPU threads (device/chunk_team.cuh)
     cpu::step_options one = options_.cpu;
     one.threads = 1;
-    auto groups = [&](std::size_t i) { return (chunks_[i].count + 31) / 32; };
-    std::int64_t all_groups = 0;
-    for (std::size_t i = 0; i < chunks_.size(); ++i) all_groups += groups(i);
     FLASHOPTIM_RETURN_IF_ERROR(detail::run_chunk_team(
-        team_, 0, chunks_.size(), detail::chunk_team_size(options_.cpu, all_groups), device_id_, groups,
+        team_, 0, chunks_.size(), options_.cpu, device_id_,
+        [&](std::size_t i) { return cpu::dispatch::group_count(chunks_[i].count); },
         [&](std::size_t i) { return cuda_status(cudaEventSynchronize(res_.copied_in[i % buffers]), "gradient copy"); },
         [&](std::size_t i, std::int64_t g0, std::int64_t g1) {
           const detail::offload_chunk& c = chunks_[i];

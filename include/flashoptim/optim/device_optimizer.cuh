@@ -1344,11 +1344,8 @@ class optimizer {
     cpu::step_options one = h.cpu;
     one.threads = 1;
     const std::size_t buffers = h.staging.size();
-    auto groups = [&](std::size_t i) { return (h.chunks[i].count + 31) / 32; };
-    std::int64_t all_groups = 0;
-    for (std::size_t i = b; i < e; ++i) all_groups += groups(i);
     FLASHOPTIM_RETURN_IF_ERROR(detail::run_chunk_team(
-        h.team, b, e, detail::chunk_team_size(h.cpu, all_groups), h.device, groups,
+        h.team, b, e, h.cpu, h.device, [&](std::size_t i) { return cpu::dispatch::group_count(h.chunks[i].count); },
         [&](std::size_t i) {
           return cuda(cudaEventSynchronize(h.copied_in[(i - b) % buffers]), "off-load: gradient copy");
         },
