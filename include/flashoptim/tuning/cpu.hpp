@@ -21,4 +21,20 @@ namespace flashoptim::tuning::cpu {
 /// the fp32 step and gains little for the compressed one.
 inline constexpr std::int64_t min_groups_per_thread = 64;
 
+/// How far ahead of the group being stepped the layouts without a grouped
+/// state prefetch each of their buffers, in bytes of that buffer (one
+/// `__builtin_prefetch` per 64-byte line of the group that far ahead; 0
+/// turns it off). Their step is short, and a core streaming from memory ran
+/// out of loads in flight before the hardware prefetchers brought the
+/// lines. Measured on the 2-core Zen 4 VM of min_groups_per_thread, 2^24
+/// parameters, 2 threads, medians of 8 interleaved rounds (G params/s;
+/// docs/cpu.md, issue 16's sixth round):
+///   prefetch bytes         0      1024   2048   4096
+///   AdamW bf16/bf16        1.599  1.934  1.924  1.802
+///   AdamW fp32/fp32        1.353  1.399  1.331  1.257
+/// The layouts with grouped (8-bit) states are bound by their arithmetic,
+/// not by loads, and do not prefetch: 16 groups ahead made the default
+/// layout 5-7% slower on one core (the instructions it adds).
+inline constexpr std::int64_t plain_prefetch_bytes = 1024;
+
 }  // namespace flashoptim::tuning::cpu

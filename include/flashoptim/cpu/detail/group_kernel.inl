@@ -968,6 +968,21 @@ struct group_kernel {
   }
 };
 
+/// Prefetches the group `Bytes` bytes of buffer p ahead of the one at
+/// element `first` (one prefetch per 64-byte line), when that group is
+/// inside the buffer's `size` elements: no address outside the buffer.
+template <std::int64_t Bytes, class P>
+FLASHOPTIM_CPU_FN void prefetch_ahead(P* p, std::int64_t first, std::int64_t size) {
+  if constexpr (Bytes > 0 && !std::is_same<typename std::remove_cv<P>::type, none_t>::value) {
+    constexpr std::int64_t ahead = Bytes / static_cast<std::int64_t>(sizeof(P));
+    constexpr int group_bytes = 32 * static_cast<int>(sizeof(P));
+    if (first + ahead + 32 <= size) {
+      const char* a = reinterpret_cast<const char*>(p + first + ahead);
+      for (int k = 0; k < group_bytes; k += 64) __builtin_prefetch(a + k, 0, 3);
+    }
+  }
+}
+
 /// Steps groups [group_begin, group_end) of one tensor: whole groups on this
 /// instruction set (`lanes` at a time, then one by one), the partial last
 /// group and groups holding non-finite values through `scalar`
@@ -991,8 +1006,16 @@ FLASHOPTIM_CPU_ENTRY void run_groups(const typename Config::scalars& sc, const t
     any_grouped = any_grouped || kernel::template vs<I>::grouped;
   });
   if (!any_grouped) {
+    // (tuning/cpu.hpp, plain_prefetch_bytes: the loads of a group some way
+    // ahead, while this one is stepped)
+    constexpr std::int64_t pf = ::flashoptim::tuning::cpu::plain_prefetch_bytes;
     for (; g < vector_end; ++g) {
-      if (!kernel::run_group(k, sc, t, g * 32, step)) scalar(sc, t, g * 32, step);
+      const std::int64_t e = g * 32;
+      prefetch_ahead<pf>(t.param, e, t.size);
+      if constexpr (Config::has_aux) prefetch_ahead<pf>(t.aux, e, t.size);
+      prefetch_ahead<pf>(t.grad, e, t.size);
+      FLASHOPTIM_CPU_FOR_SLOTS(kernel::K, I, { prefetch_ahead<pf>(slot_at<I>(t.states).codes, e, t.size); });
+      if (!kernel::run_group(k, sc, t, e, step)) scalar(sc, t, e, step);
     }
   }
   for (; g + lanes <= vector_end; g += lanes) {

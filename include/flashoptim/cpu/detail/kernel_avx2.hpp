@@ -10,6 +10,7 @@
 
 #include "flashoptim/cpu/detail/simd_avx2.hpp"
 #include "flashoptim/cpu/detail/vector_support.hpp"
+#include "flashoptim/tuning/cpu.hpp"
 
 #if FLASHOPTIM_CPU_X86_SIMD
 namespace flashoptim::cpu::detail::avx2 {
