@@ -169,9 +169,22 @@ TEST_CASE("parity: previous and candidate step policies") {
   parity_suite<tc::adamw_default, s4_b2>("adamw_default, s4_t256_n8_b2");
   parity_suite<tc::lion_reference, s4_b2>("lion_reference, s4_t256_n8_b2 (2-byte scales staged as 4-byte words)");
   parity_suite<tc::sgdw_exact_fp8, s3_t128>("sgdw_exact_fp8, s3_t128_n8_b6");
+  // The staged loop with and without the block barrier before each tile
+  // (Policy::sync_stages), whichever the default uses.
+  using s3_barrier = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, true>;
+  using s3_free = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false>;
+  using s2_barrier = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 2, true>;
+  parity_suite<tc::adamw_default, s3_barrier>("adamw_default, s3_t256_n8_b2 with the barrier");
+  parity_suite<tc::adamw_default, s3_free>("adamw_default, s3_t256_n8_b2 without the barrier");
+  parity_suite<tc::adamw_default, s2_barrier>("adamw_default, s2_t256_n8_b2 with the barrier");
+  parity_suite<tc::lion_reference, s3_barrier>("lion_reference, s3 with the barrier (2-byte scales staged as words)");
   // Long runs: a few blocks walk many units each, through every stage of the ring.
   for (int grid : {1, 2, 5}) {
     CAPTURE(grid);
+    check_parity<tc::adamw_default, s3_barrier>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 14,
+                                                false, grid);
+    check_parity<tc::adamw_default, s3_free>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 14,
+                                             false, grid);
     check_parity<tc::adamw_default, s4_b2>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 14,
                                            false, grid);
     check_parity<tc::adamw_default>(default_hyper<tc::adamw_default>(), {278011, 4097, 2048 * 7}, 3, 15, false,

@@ -642,9 +642,19 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
             std::uint32_t current = first_stage, fill = last_stage;
             for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
               const std::uint32_t ahead = off + (S - 1) * static_cast<std::uint32_t>(unit);
-              if (ahead < end) stage_run_tile<L>(b, ahead, fill);
-              detail::cp_async_commit();
-              detail::cp_async_wait<S - 1>();
+              if constexpr (Policy::sync_stages) {
+                // This tile's copies landed; the block meets (every thread
+                // runs the same units, so each reaches this barrier as
+                // often), then the copies S - 1 tiles ahead go out.
+                detail::cp_async_wait<S - 2>();
+                __syncthreads();
+                if (ahead < end) stage_run_tile<L>(b, ahead, fill);
+                detail::cp_async_commit();
+              } else {
+                if (ahead < end) stage_run_tile<L>(b, ahead, fill);
+                detail::cp_async_commit();
+                detail::cp_async_wait<S - 1>();
+              }
               tile_data<TCc, N> d;
               load_staged_tile<L>(b, off, current, d);
               step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step,

@@ -42,7 +42,7 @@ namespace flashoptim::tuning {
 ///                      shared memory (cp.async) while one is stepped
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
-          int Stages = 1>
+          int Stages = 1, bool SyncStages = false>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -54,6 +54,10 @@ struct step_policy {
   static constexpr bool range_checked = RangeChecked;
   static constexpr bool prefetch = Prefetch;
   static constexpr int stages = Stages;
+  /// The block's threads meet at a barrier before each staged tile, and
+  /// issue the next tile's copies after it (docs/gpu.md, "A barrier per
+  /// staged tile").
+  static constexpr bool sync_stages = SyncStages;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -64,6 +68,7 @@ struct step_policy {
   static_assert(UnitRuns || !Prefetch, "prefetching follows the unit runs");
   static_assert(Stages >= 1, "at least the tile being stepped");
   static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
+  static_assert(!SyncStages || Stages > 1, "the barrier is the staged loop's");
 };
 
 /// The previous default (until 2026-11-29): 256 threads x 8 elements, 2
