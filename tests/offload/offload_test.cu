@@ -216,23 +216,23 @@ TEST_CASE("off-load: the chunk team splits each chunk into whole groups, whateve
   }
 }
 
-TEST_CASE("off-load: the chunk team is sized as cpu::step sizes its own") {
+TEST_CASE("off-load: the chunk team is sized as cpu::step sizes its own (cpu::team_size)") {
   // the options' threads, and no more than groups / min_groups_per_thread
   // (at least 1): a small off-loaded part does not wake the whole team
   cpu::step_options o;
   o.threads = 8;
   o.min_groups_per_thread = 64;
-  CHECK(device::detail::chunk_team_size(o, 0) == 1);
-  CHECK(device::detail::chunk_team_size(o, 127) == 1);
-  CHECK(device::detail::chunk_team_size(o, 128) == 2);
-  CHECK(device::detail::chunk_team_size(o, 64 * 8 - 1) == 7);
-  CHECK(device::detail::chunk_team_size(o, 64 * 8) == 8);
-  CHECK(device::detail::chunk_team_size(o, std::int64_t{1} << 40) == 8);
+  CHECK(cpu::team_size(o, 0) == 1);
+  CHECK(cpu::team_size(o, 127) == 1);
+  CHECK(cpu::team_size(o, 128) == 2);
+  CHECK(cpu::team_size(o, 64 * 8 - 1) == 7);
+  CHECK(cpu::team_size(o, 64 * 8) == 8);
+  CHECK(cpu::team_size(o, std::int64_t{1} << 40) == 8);
   o.min_groups_per_thread = 1;
-  CHECK(device::detail::chunk_team_size(o, 5) == 5);
+  CHECK(cpu::team_size(o, 5) == 5);
   o.threads = 0;  // OpenMP's default team, capped
   const int default_team = std::min(omp_get_max_threads(), cpu::max_threads());
-  CHECK(device::detail::chunk_team_size(o, std::int64_t{1} << 40) == default_team);
+  CHECK(cpu::team_size(o, std::int64_t{1} << 40) == default_team);
 }
 
 TEST_CASE("off-load: bad inputs are refused before anything is written") {

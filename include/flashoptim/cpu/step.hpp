@@ -75,6 +75,24 @@ inline int max_threads() {
 #endif
 }
 
+/// The threads a step of `groups` groups of 32 runs on: the options' threads,
+/// or OpenMP's default team (OMP_NUM_THREADS) capped at max_threads() (the
+/// environment's setting is capped, not refused: it is not the call's
+/// argument), and no more than groups / min_groups_per_thread, at least 1;
+/// 1 without OpenMP. cpu::step and the off-load's chunk team
+/// (device/chunk_team.cuh) both size their teams with it.
+inline int team_size(const step_options& options, std::int64_t groups) {
+#if defined(_OPENMP)
+  int threads = options.threads > 0 ? options.threads : std::min(omp_get_max_threads(), max_threads());
+  const std::int64_t useful = groups / std::max<std::int64_t>(1, options.min_groups_per_thread);
+  if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
+  return threads;
+#else
+  (void)options, (void)groups;
+  return 1;
+#endif
+}
+
 inline namespace FLASHOPTIM_CPU_PATHS {
 
 /// Whether the vector paths implement Config (else it runs the scalar step
@@ -213,11 +231,7 @@ status step(const typename Config::hyper& h, const step_args& a, const tensor_re
   };
 
 #if defined(_OPENMP)
-  // the default team (OMP_NUM_THREADS) is capped, not refused: it is the
-  // environment's setting, not this call's argument
-  int threads = options.threads > 0 ? options.threads : std::min(omp_get_max_threads(), max_threads());
-  const std::int64_t useful = total / options.min_groups_per_thread;
-  if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
+  const int threads = team_size(options, total);
   if (threads > 1) {
 #pragma omp parallel num_threads(threads)
     body(omp_get_thread_num(), omp_get_num_threads());

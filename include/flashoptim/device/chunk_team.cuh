@@ -64,25 +64,8 @@ class chunk_team_state {
   std::size_t size_ = 0;
 };
 
-/// The team a step's CPU part runs on, as cpu::step picks its own for
-/// `groups` groups: the options' threads, or OpenMP's default team capped at
-/// cpu::max_threads(), and no more threads than groups / min_groups_per_thread
-/// (so a small off-loaded part does not wake the whole team); 1 without
-/// OpenMP.
-inline int chunk_team_size(const cpu::step_options& o, std::int64_t groups) {
-#if defined(_OPENMP)
-  int threads = o.threads > 0 ? o.threads : std::min(omp_get_max_threads(), cpu::max_threads());
-  const std::int64_t useful = groups / std::max<std::int64_t>(1, o.min_groups_per_thread);
-  if (useful < threads) threads = useful > 1 ? static_cast<int>(useful) : 1;
-  return threads;
-#else
-  (void)o, (void)groups;
-  return 1;
-#endif
-}
-
 /// Steps chunks [first, last) of `state` (reset, the first ones marked
-/// queued) on a team of chunk_team_size(options, their groups) threads whose
+/// queued) on a team of cpu::team_size(options, their groups) threads whose
 /// CUDA calls run on `device`:
 ///   groups(i) -> std::int64_t            groups of chunk i (a partial last one counts)
 ///   landed(i) -> status                  waits for chunk i's gradients (after it is queued)
@@ -96,7 +79,7 @@ status run_chunk_team(chunk_team_state& state, std::size_t first, std::size_t la
                       int device, Groups&& groups, Landed&& landed, Step&& step, Finish&& finish) {
   std::int64_t all_groups = 0;
   for (std::size_t i = first; i < last; ++i) all_groups += groups(i);
-  const int team = chunk_team_size(options, all_groups);
+  const int team = cpu::team_size(options, all_groups);
   std::atomic<bool> failed{false};
   std::atomic_flag error_taken = ATOMIC_FLAG_INIT;
   status first_error;
