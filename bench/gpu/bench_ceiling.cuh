@@ -62,29 +62,76 @@ struct pattern_buffers {
 
 /// Elementwise bytes per thread tile: 8 x bytes per element (8, 16 or 32);
 /// scale bytes per warp: 8 groups x bytes per group (16 or 32, moved by the
-/// first 4 or 8 lanes as 4-byte words).
-template <int P, int A, int G, int C0, int K0, int C1, int K1>
+/// first 4 or 8 lanes as 4-byte words). R: the step policy's warp tiles
+/// (kernel/step_kernel.cuh, step_staged_run): above 1, a block's units go R at
+/// a time, warp w moving the R consecutive tiles at w * R * 256 of them, and
+/// 4-byte scales (K = 4) through a per-warp window of the R tiles' R * 8 words,
+/// copied when the first of them is staged (one word per lane) and written
+/// back per tile as the step's scale owners write them; the units left over
+/// (fewer than R) and 2-byte scales as with R = 1.
+template <int K, int R>
+constexpr bool pattern_windowed = R > 1 && K == 4;
+template <int K0, int K1, int R>
+constexpr int pattern_window_bytes() {
+  constexpr int entries = (3 + R - 1) / R + 1, per_warp = R * 8 * 4;
+  return entries * 8 * per_warp * ((pattern_windowed<K0, R> ? 1 : 0) + (pattern_windowed<K1, R> ? 1 : 0));
+}
+template <int P, int A, int G, int C0, int K0, int C1, int K1, int R = 1>
 __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std::int64_t units) {
   constexpr int Stages = 3;
   constexpr int TP = 8 * P, TA = 8 * A, TG = 8 * G, TC0 = 8 * C0, TC1 = 8 * C1;
   constexpr int W0 = 8 * K0 / 4, W1 = 8 * K1 / 4;  // lanes moving a scale word
+  constexpr bool V0 = pattern_windowed<K0, R>, V1 = pattern_windowed<K1, R>;
   constexpr int off_a = 256 * TP, off_g = off_a + 256 * TA, off_c0 = off_g + 256 * TG, off_k0 = off_c0 + 256 * TC0,
                 off_c1 = off_k0 + 256 * 4, off_k1 = off_c1 + 256 * TC1, stage_bytes = off_k1 + 256 * 4;
+  constexpr int entries = (Stages + R - 1) / R + 1, warp_words = R * 8, warp_window = warp_words * 4;
+  constexpr int entry_bytes = 8 * warp_window * ((V0 ? 1 : 0) + (V1 ? 1 : 0));
+  constexpr int win1 = V0 ? 8 * warp_window : 0;  // slot 1's windows after slot 0's
   extern __shared__ __align__(128) unsigned char ring[];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const std::int64_t u0 = units * blockIdx.x / gridDim.x, u1 = units * (blockIdx.x + 1) / gridDim.x;
+  const std::int64_t ug = u0 + (u1 - u0) / R * R;  // units [u0, ug) go R at a time
   const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+  const std::uint32_t windows = base + Stages * stage_bytes;
+  // this thread's first element in tile u, and the first of its warp's
+  const auto element = [&](std::int64_t u) -> std::int64_t {
+    if (R > 1 && u < ug) {
+      const std::int64_t k = u - u0;
+      return (u0 + k / R * R) * 2048 + (warp * R + k % R) * 256 + lane * 8;
+    }
+    return u * 2048 + t * 8;
+  };
+  const auto windowed_tile = [&](std::int64_t u) { return R > 1 && u < ug; };
+  const auto entry_of = [&](std::int64_t u) -> std::uint32_t {
+    return static_cast<std::uint32_t>(((u - u0) / R) % entries) * entry_bytes;
+  };
   auto issue = [&](std::int64_t u, int stage) {
-    const std::int64_t e = u * 2048 + t * 8;  // this thread's first element
-    const std::int64_t g = u * 64 + warp * 8;  // the warp's first group
+    const std::int64_t e = element(u);        // this thread's first element
+    const std::int64_t g = (e - lane * 8) / 32;  // the warp's first group
     const std::uint32_t s = base + stage * stage_bytes;
+    const bool w = windowed_tile(u), first = w && (u - u0) % R == 0;
     if constexpr (TP) detail::cp_async_chunks<TP>(s + t * TP, b.param + e * P);
     if constexpr (TA) detail::cp_async_chunks<TA>(s + off_a + t * TA, b.aux + e * A);
     if constexpr (TG) detail::cp_async_chunks<TG>(s + off_g + t * TG, b.grad + e * G);
     if constexpr (TC0) detail::cp_async_chunks<TC0>(s + off_c0 + t * TC0, b.code0 + e * C0);
-    if constexpr (W0) if (lane < W0) detail::cp_async_chunks<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
+    if constexpr (W0) {
+      if (V0 && w) {
+        if (first && lane < warp_words)
+          detail::cp_async_chunks<4>(windows + entry_of(u) + warp * warp_window + lane * 4, b.scale0 + (g + lane) * 4);
+      } else if (lane < W0) {
+        detail::cp_async_chunks<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
+      }
+    }
     if constexpr (TC1) detail::cp_async_chunks<TC1>(s + off_c1 + t * TC1, b.code1 + e * C1);
-    if constexpr (W1) if (lane < W1) detail::cp_async_chunks<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
+    if constexpr (W1) {
+      if (V1 && w) {
+        if (first && lane < warp_words)
+          detail::cp_async_chunks<4>(windows + entry_of(u) + win1 + warp * warp_window + lane * 4,
+                                     b.scale1 + (g + lane) * 4);
+      } else if (lane < W1) {
+        detail::cp_async_chunks<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
+      }
+    }
   };
   for (int k = 0; k < Stages - 1; ++k) {
     if (u0 + k < u1) issue(u0 + k, k);
@@ -95,22 +142,36 @@ __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std:
     if (u + Stages - 1 < u1) issue(u + Stages - 1, (cur + Stages - 1) % Stages);
     flashoptim::kernel::detail::cp_async_commit();
     flashoptim::kernel::detail::cp_async_wait<Stages - 1>();
-    const std::int64_t e = u * 2048 + t * 8;
-    const std::int64_t g = u * 64 + warp * 8;
+    if constexpr (V0 || V1) __syncwarp();
+    const std::int64_t e = element(u);
+    const std::int64_t g = (e - lane * 8) / 32;
     const unsigned char* s = ring + cur * stage_bytes;
+    const bool w = windowed_tile(u);
+    const unsigned char* win = ring + Stages * stage_bytes + (w ? entry_of(u) : 0) + warp * warp_window;
+    const int j = static_cast<int>((u - u0) % R);
     if constexpr (TP) detail::copy_back<TP>(s + t * TP, b.param + e * P);
     if constexpr (TA) detail::copy_back<TA>(s + off_a + t * TA, b.aux + e * A);
     if constexpr (TC0) detail::copy_back<TC0>(s + off_c0 + t * TC0, b.code0 + e * C0);
-    if constexpr (W0) if (lane < W0) detail::copy_back<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
+    if constexpr (W0) {
+      if (lane < W0) {
+        if (V0 && w) detail::copy_back<4>(win + (j * 8 + lane) * 4, b.scale0 + (g + lane) * 4);
+        else detail::copy_back<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
+      }
+    }
     if constexpr (TC1) detail::copy_back<TC1>(s + off_c1 + t * TC1, b.code1 + e * C1);
-    if constexpr (W1) if (lane < W1) detail::copy_back<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
+    if constexpr (W1) {
+      if (lane < W1) {
+        if (V1 && w) detail::copy_back<4>(win + win1 + (j * 8 + lane) * 4, b.scale1 + (g + lane) * 4);
+        else detail::copy_back<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
+      }
+    }
     cur = cur + 1 == Stages ? 0 : cur + 1;
   }
 }
 
-template <int P, int A, int G, int C0, int K0, int C1, int K1>
+template <int P, int A, int G, int C0, int K0, int C1, int K1, int R = 1>
 constexpr int pattern_shared_bytes() {
-  return 3 * 256 * (8 * (P + A + G + C0 + C1) + 4 + 4);
+  return 3 * 256 * (8 * (P + A + G + C0 + C1) + 4 + 4) + pattern_window_bytes<K0, K1, R>();
 }
 
 }  // namespace bench_gpu

@@ -346,8 +346,9 @@ void bm_ceiling(benchmark::State& st, shape sh) {
     b.code1 = reinterpret_cast<char*>(flashoptim::slot_at<1>(r.states).codes);
     b.scale1 = reinterpret_cast<char*>(flashoptim::slot_at<1>(r.states).scales);
   }
-  auto kernel = bench_gpu::pattern_kernel<P, A, G, C0, K0, C1s, K1s>;
-  constexpr int smem = bench_gpu::pattern_shared_bytes<P, A, G, C0, K0, C1s, K1s>();
+  constexpr int R = tuning::default_step_policy<Config>::type::warp_tiles;  // the step's warp tiles
+  auto kernel = bench_gpu::pattern_kernel<P, A, G, C0, K0, C1s, K1s, R>;
+  constexpr int smem = bench_gpu::pattern_shared_bytes<P, A, G, C0, K0, C1s, K1s, R>();
   BENCH_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int sms = 0;
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

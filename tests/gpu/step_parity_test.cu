@@ -210,6 +210,66 @@ TEST_CASE("parity: previous and candidate step policies") {
   parity_suite<tc::adamw_amsgrad_default, s4_b2>("adamw_amsgrad_default, s4_t256_n8_b2");
 }
 
+// Warp tiles (Policy::warp_tiles, kernel/step_kernel.cuh's step_staged_run):
+// each warp steps R consecutive tiles of a run, its 4-byte group scales read
+// from a window its lanes copied together. Runs of R units and the tail of
+// fewer than R after them; windows rotating through their ring (grids of 1,
+// 2 and 5 walk many units per block); slots without a window beside ones
+// with (2-byte scales, plain states); the third AMSGrad slot; the barrier
+// loop; the 5-stage ring; non-finite gradients, whose tiles are redone from
+// global memory after a failed range check.
+TEST_CASE("parity: warp tiles") {
+  using w4 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 4>;
+  using w8 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 8>;
+  using w2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 2>;
+  using w4_s5 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 5, false, 4>;
+  using w4_s2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 2, false, 4>;
+  using w4_barrier = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, true, 4>;
+  const std::vector<std::int64_t> long_runs = {278011, 4097, 2048 * 7, 2048 * 8};
+  for (int grid : {1, 2, 5}) {
+    CAPTURE(grid);
+    check_parity<tc::adamw_default, w4>(default_hyper<tc::adamw_default>(), long_runs, 3, 90, false, grid);
+    check_parity<tc::adamw_default, w8>(default_hyper<tc::adamw_default>(), long_runs, 3, 91, false, grid);
+    check_parity<tc::adamw_default, w2>(default_hyper<tc::adamw_default>(), long_runs, 2, 92, false, grid);
+    check_parity<tc::adamw_default, w4_s2>(default_hyper<tc::adamw_default>(), long_runs, 2, 93, false, grid);
+    check_parity<tc::adamw_default, w4_barrier>(default_hyper<tc::adamw_default>(), long_runs, 2, 94, false, grid);
+    check_parity<tc::adamw_fp8_states, w4_s5>(default_hyper<tc::adamw_fp8_states>(), long_runs, 3, 95, false, grid);
+    check_parity<tc::lion_default, w4>(default_hyper<tc::lion_default>(), long_runs, 3, 96, false, grid);
+    check_parity<tc::adamw_default, w4>(default_hyper<tc::adamw_default>(), {2048 * 9 + 5, 278011}, 4, 97,
+                                        /*non_finite=*/true, grid);
+  }
+  // (parity_suite's full grid gives each block a unit or two: the tails; a
+  // grid of 2 gives every block runs of many groups of R units.)
+#define WARP_TILES_CASE(cfg, policy, seed, what)                                                      \
+  parity_suite<tc::cfg, policy>(#cfg ", " what);                                                    \
+  check_parity<tc::cfg, policy>(default_hyper<tc::cfg>(), long_runs, 3, seed, false, 2);              \
+  check_parity<tc::cfg, policy>(default_hyper<tc::cfg>(), {2048 * 9 + 5, 278011}, 3, seed + 1, true, 2)
+  WARP_TILES_CASE(adamw_default, w4, 100, "warp tiles 4");
+  WARP_TILES_CASE(sgd_momentum, w4, 102, "warp tiles 4");
+  WARP_TILES_CASE(adamw_amsgrad_default, w4, 104, "warp tiles 4 (three windowed slots)");
+  WARP_TILES_CASE(adamw_mixed_states, w4, 106, "warp tiles 4 (int8 and bf16-SR states)");
+  WARP_TILES_CASE(lion_reference, w4, 108, "warp tiles 4 (2-byte scales staged per tile)");
+  WARP_TILES_CASE(adamw_bf16_states, w4, 110, "warp tiles 4 (no scales)");
+  WARP_TILES_CASE(sgdw_exact_fp8, w4_s5, 112, "warp tiles 4, 5 stages");
+#undef WARP_TILES_CASE
+}
+
+// The default takes warp tiles for the rounded split with 8-bit integer
+// states (tuning/step_policy.hpp: measured faster there, slower elsewhere).
+static_assert(tuning::default_step_policy<tc::adamw_rounded>::type::warp_tiles == 4, "rounded split, 8-bit states");
+static_assert(tuning::default_step_policy<tc::lion_rounded>::type::warp_tiles == 4, "rounded split, int8 momentum");
+static_assert(tuning::default_step_policy<tc::adamw_default>::type::warp_tiles == 1, "the paper's split");
+static_assert(tuning::default_step_policy<tc::adamw_fp8_states>::type::warp_tiles == 1, "fp8 states");
+static_assert(tuning::default_step_policy<tc::adamw_bf16_native>::type::warp_tiles == 1, "native<bf16>");
+
+// A small case of the same for compute-sanitizer (racecheck, synccheck):
+// one block over 9 units of two tensors: a group of 4 units with windows and
+// the tail unit of the first tensor, then the second tensor's group of 4.
+TEST_CASE("parity: warp tiles, small") {
+  using w4 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 4>;
+  check_parity<tc::adamw_default, w4>(default_hyper<tc::adamw_default>(), {2048 * 5, 2048 * 4}, 1, 120, false, 1);
+}
+
 // fp8 states step with a 5-stage ring by default (tuning/step_policy.hpp);
 // the other layouts keep 3. Long runs walk every slot of the longer ring
 // several times; the 3-stage fp8 kernel stays checked beside it.

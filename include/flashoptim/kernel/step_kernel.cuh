@@ -403,6 +403,8 @@ struct stage_layout : tile_io<typename TCc::base, N> {
     return staged ? static_cast<std::uint32_t>(Threads * bytes) : 0u;
   }
   static constexpr int K = C::num_slots;
+  static constexpr int elements = N;  ///< per thread's tile
+  static constexpr int threads = Threads;
   static constexpr std::uint32_t param = 0;
   static constexpr std::uint32_t grad = param + region(param_staged, IO::P::bytes);
   static constexpr std::uint32_t aux = grad + region(grad_staged, IO::G::bytes);
@@ -437,8 +439,69 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t stage_base() {
   return (after_tables + (stage_alignment - 1u)) & ~(stage_alignment - 1u);
 }
 
-/// Starts the copies of the tile at b + off into the stage at `at`.
-template <class L>
+/// The scale windows of a staged run with warp tiles (R = Policy::warp_tiles
+/// > 1; docs/gpu.md, "Warp tiles"). A warp steps R consecutive tiles of
+/// 32 N elements, whose R N group scales are contiguous: every grouped slot
+/// whose scales are 4-byte words (the fp32 scale) has, per warp, a window of
+/// those R N words, copied one word per lane (one request per warp) with the
+/// copies of the first of the R tiles, and read by the lanes of the warp from
+/// there instead of from the tile's stage (other slots' scales stay staged
+/// per tile). A lane reads words other lanes of its warp copied: the staged
+/// loop meets the warp (__syncwarp) after waiting for its copies. Windows
+/// rotate through `entries`: while one lane fills the window of the R tiles
+/// S - 1 tiles ahead, a lane behind it can still read the previous tile's,
+/// ceil(S / R) windows back at most. R = 1: no windows.
+template <class L, int R, int S>
+struct scale_window {
+  template <int I>
+  static constexpr bool windowed =
+      R > 1 && L::template grouped<I> && L::template Ks<I>::present && L::template Ks<I>::bytes == 4;
+  template <int... I>
+  static constexpr int count_before(int j, std::integer_sequence<int, I...>) {
+    return (0 + ... + ((I < j && windowed<I>) ? 1 : 0));
+  }
+  /// Windowed slots before slot I.
+  template <int I>
+  static constexpr int index = count_before(I, std::make_integer_sequence<int, L::K>{});
+  static constexpr int slots = index<L::K>;
+  static constexpr int warps = L::threads / 32;
+  /// Scales of one warp's R tiles (N groups per tile of 32 N elements).
+  static constexpr int words = R * L::elements;
+  static constexpr std::uint32_t warp_bytes = static_cast<std::uint32_t>(words) * 4u;
+  static constexpr int entries = (S + R - 1) / R + 1;
+  static constexpr std::uint32_t entry_bytes = static_cast<std::uint32_t>(slots * warps) * warp_bytes;
+  static constexpr std::uint32_t bytes = R > 1 ? static_cast<std::uint32_t>(entries) * entry_bytes : 0u;
+  /// Slot I's window of warp w in the entry at `entry`.
+  template <int I>
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static std::uint32_t at(std::uint32_t entry, std::uint32_t w) {
+    return entry + (static_cast<std::uint32_t>(index<I>) * warps + w) * warp_bytes;
+  }
+};
+
+/// Starts the copies of the windows (scale_window W) of the R tiles from
+/// b + off (the first of them) into the entry at `entry`. A thread's scale
+/// pointer is its own group's; the warp's first group is lane * N / 32
+/// groups before it.
+template <class L, class W>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_window(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                          std::uint32_t entry) {
+  const std::uint32_t lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
+  for_each_slot<L::K>([&](auto s) {
+    constexpr int I = decltype(s)::value;
+    if constexpr (W::template windowed<I>) {
+      const auto* first = slot_at<I>(b.states).scales + off / 32 - lane * L::elements / 32u;
+      const std::uint32_t to = W::template at<I>(entry, warp);
+      FLASHOPTIM_UNROLL for (int q = 0; q < W::words; q += 32) {
+        if (q + 32 <= W::words || q + static_cast<int>(lane) < W::words)
+          detail::cp_async<4>(to + (q + lane) * 4u, first + q + lane);
+      }
+    }
+  });
+}
+
+/// Starts the copies of the tile at b + off into the stage at `at` (the
+/// scales of slots with a window (W) excepted).
+template <class L, class W = scale_window<L, 1, 1>>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typename L::C>& b, std::uint32_t off,
                                                         std::uint32_t at) {
   const std::uint32_t t = threadIdx.x;
@@ -451,7 +514,9 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typen
     using Q = typename L::template Q<I>;
     using Ks = typename L::template Ks<I>;
     if constexpr (L::template code_staged<I>) Q::copy_async(ptr.codes + off, at + L::template code<I> + t * Q::bytes);
-    if constexpr (L::template scale_word<I>) {
+    if constexpr (W::template windowed<I>) {
+      // (copied by stage_run_window)
+    } else if constexpr (L::template scale_word<I>) {
       const auto word = reinterpret_cast<std::uintptr_t>(ptr.scales + off / 32) & ~std::uintptr_t{3};
       detail::cp_async_scale_word(at + L::template scale<I> + t * 4u, reinterpret_cast<const void*>(word));
     } else if constexpr (L::template scale_staged<I>) {
@@ -466,10 +531,13 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_tile(const run_pointers<typen
 
 /// The tile at b + off from the stage at `at` (its copies completed), and
 /// the buffers that are not staged from global memory: what load_run_tile
-/// reads.
-template <class L>
+/// reads. Slots with a window (W) take their scale from the word at
+/// `word` in the warp's window of the first such slot (its copies
+/// completed and the warp met since).
+template <class L, class W = scale_window<L, 1, 1>>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typename L::C>& b, std::uint32_t off,
-                                                          std::uint32_t at, typename L::tile& d) {
+                                                          std::uint32_t at, typename L::tile& d,
+                                                          std::uint32_t word = 0) {
   using C = typename L::C;
   const std::uint32_t t = threadIdx.x;
   if constexpr (L::param_staged) L::P::load_shared(at + L::param + t * L::P::bytes, d.param);
@@ -492,7 +560,9 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_staged_tile(const run_pointers<typ
     }
     if constexpr (L::template grouped<I>) {
       typename L::template S<I>::scale_type k[1];
-      if constexpr (L::template scale_word<I>) {
+      if constexpr (W::template windowed<I>) {
+        Ks::load_shared(word + static_cast<std::uint32_t>(W::template index<I> * W::warps) * W::warp_bytes, k);
+      } else if constexpr (L::template scale_word<I>) {
         // The half of the staged word that holds this tile's scale.
         unsigned int w;
         detail::ld_shared(at + L::template scale<I> + t * 4u, w);
@@ -519,6 +589,119 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalar
   tile_data<TCc, N> d;
   load_run_tile<TCc, N, false>(b, off, d);
   step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, seed, step, index, d, fo);
+}
+
+/// Steps the `units` whole units of tensor `ref` from its element `start` (a
+/// unit boundary; units * unit < 2^31) through the stage ring
+/// (Policy::stages > 1), R tiles in a row per warp (R = 1: one tile of each
+/// unit, thread t at t * N of it; R > 1: units go R at a time, warp w
+/// stepping the R consecutive tiles at w * R * 32 N of them, with scale
+/// windows). Tiles S - 1 ahead are on their way into shared memory
+/// (cp.async) while one is stepped; a thread reads back only the stage slots
+/// it filled, and the window words its warp copied after the warp met. A
+/// redo after a failed range check reads the tile again from global memory,
+/// which this tile's stores have not touched yet.
+template <class TC, class TCc, class Policy, int R, class F8>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scalars& sc,
+                                                         const typename TCc::scalars& checked_sc,
+                                                         const tensor_ref<typename TC::base>& ref, std::int64_t start,
+                                                         std::int64_t units, std::uint64_t step,
+                                                         const fp8_out_entry<F8>& fp8_entry, bool fp8_pow2) {
+  using Config = typename TC::base;
+  constexpr int N = Policy::elements_per_thread;
+  constexpr int S = Policy::stages;
+  constexpr std::uint32_t unit = static_cast<std::uint32_t>(Policy::unit_elements);
+  constexpr std::uint32_t warp_tile = 32u * N;
+  using L = stage_layout<TCc, N, Policy::threads>;
+  using W = scale_window<L, R, S>;
+  const std::uint32_t lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
+  const std::int64_t thread_first = static_cast<std::int64_t>(R == 1 ? threadIdx.x * N : (warp * R * 32u + lane) * N);
+  const std::int64_t e0 = start + thread_first;
+  const run_pointers<Config> b = run_pointers<Config>::at(ref, e0);
+  const std::uint64_t index0 = ref.index_base + static_cast<std::uint64_t>(e0);
+  const bool scale_owner = thread_first % 32 == 0;
+  fp8_run_out<F8> fo{};
+  if constexpr (!std::is_void<F8>::value) {
+    if (fp8_entry.values != nullptr)
+      fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
+            thread_first % fp8_block_cols == 0, fp8_pow2};
+  } else {
+    (void)fp8_entry;
+    (void)fp8_pow2;
+  }
+  // The run's tiles at b + off, off from 0 in increasing order, below end:
+  // R = 1, every unit; R > 1, R tiles of 32 N elements in a row, then the
+  // next R units (a run of R > 1 is whole groups of R units). Tile j of its
+  // R is (off / (32 N)) % R: R units are a multiple of R such tiles.
+  const std::uint32_t end = static_cast<std::uint32_t>(units) * unit;
+  const auto tile_of = [](std::uint32_t off) -> std::uint32_t { return (off / warp_tile) % R; };
+  const auto advance = [&](std::uint32_t off) -> std::uint32_t {
+    if constexpr (R == 1) return off + unit;
+    return tile_of(off) == R - 1 ? off + (R * unit - (R - 1) * warp_tile) : off + warp_tile;
+  };
+  const std::uint32_t first_stage = stage_base<TC>();
+  const std::uint32_t last_stage = first_stage + (S - 1) * L::bytes;
+  const std::uint32_t first_window = first_stage + S * L::bytes;
+  constexpr std::uint32_t last_window = (W::entries - 1) * W::entry_bytes;
+  // A tile's copies into the stage at `fill`, with its window's when it is
+  // the first of R (into the entry after the last filled).
+  [[maybe_unused]] std::uint32_t window = first_window + last_window;
+  const auto issue = [&](std::uint32_t off, std::uint32_t fill) {
+    stage_run_tile<L, W>(b, off, fill);
+    if constexpr (W::slots > 0) {
+      if (tile_of(off) == 0) {
+        window = window == first_window + last_window ? first_window : window + W::entry_bytes;
+        stage_run_window<L, W>(b, off, window);
+      }
+    }
+  };
+  // The previous run's last window may be the first this run fills: the
+  // warp's lanes finish reading it first.
+  if constexpr (W::slots > 0) __syncwarp();
+  // R > 1: the offset of the tile S - 1 ahead, advanced with off.
+  [[maybe_unused]] std::uint32_t ahead_off = 0;
+  FLASHOPTIM_UNROLL for (int s = 0; s < S - 1; ++s) {
+    if (ahead_off < end) issue(ahead_off, first_stage + s * L::bytes);
+    detail::cp_async_commit();
+    ahead_off = advance(ahead_off);
+  }
+  std::uint32_t current = first_stage, fill = last_stage;
+  [[maybe_unused]] std::uint32_t read_window = first_window;
+  for (std::uint32_t off = 0; off < end; off = advance(off)) {
+    std::uint32_t ahead;
+    if constexpr (R == 1) {
+      ahead = off + (S - 1) * unit;
+    } else {
+      ahead = ahead_off;
+      ahead_off = advance(ahead_off);
+    }
+    if constexpr (Policy::sync_stages) {
+      // This tile's copies landed; the block meets (every thread runs the
+      // same units, so each reaches this barrier as often), then the copies
+      // S - 1 tiles ahead go out.
+      detail::cp_async_wait<S - 2>();
+      __syncthreads();
+      if (ahead < end) issue(ahead, fill);
+      detail::cp_async_commit();
+    } else {
+      if (ahead < end) issue(ahead, fill);
+      detail::cp_async_commit();
+      detail::cp_async_wait<S - 1>();
+      if constexpr (W::slots > 0) __syncwarp();
+    }
+    tile_data<TCc, N> d;
+    std::uint32_t word = 0;
+    if constexpr (W::slots > 0) {
+      const std::uint32_t j = tile_of(off);
+      if (j == 0 && off > 0)
+        read_window = read_window == first_window + last_window ? first_window : read_window + W::entry_bytes;
+      word = read_window + warp * W::warp_bytes + (j * N + lane * N / 32u) * 4u;
+    }
+    load_staged_tile<L, W>(b, off, current, d, word);
+    step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, ref.seed, step, index0 + off, d, fo);
+    current = current == last_stage ? first_stage : current + L::bytes;
+    fill = fill == last_stage ? first_stage : fill + L::bytes;
+  }
 }
 
 /// F8 = void: the step. F8 = fp8_e4m3 / fp8_e5m2: the step that also writes
@@ -611,9 +794,31 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
         const std::int64_t whole = first + n / unit;
         const std::int64_t vector_stop = whole < stop ? whole : stop;
         constexpr std::int64_t max_run = (std::int64_t{1} << 31) / unit;
-        const bool scale_owner = thread_offset % 32 == 0;
+        bool fp8_pow2 = false;
+        if constexpr (fused) fp8_pow2 = p.fp8.pow2 != 0;
         while (u < vector_stop) {
-          const std::int64_t run = vector_stop - u < max_run ? vector_stop - u : max_run;
+          std::int64_t run = vector_stop - u < max_run ? vector_stop - u : max_run;
+          if constexpr (Policy::stages > 1) {
+            // Whole groups of warp_tiles units with warp tiles, the rest
+            // (fewer than warp_tiles units) a tile of each unit per warp.
+            constexpr int R = Policy::warp_tiles;
+            if constexpr (R > 1) {
+              const std::int64_t grouped_units = run / R * R;
+              if (grouped_units > 0) {
+                step_staged_run<TC, TCc, Policy, R, F8>(sc, checked_sc, entry.ref, (u - first) * unit, grouped_units,
+                                                        step, fp8_entry, fp8_pow2);
+                u += grouped_units;
+                run -= grouped_units;
+              }
+            }
+            if (run > 0) {
+              step_staged_run<TC, TCc, Policy, 1, F8>(sc, checked_sc, entry.ref, (u - first) * unit, run, step,
+                                                      fp8_entry, fp8_pow2);
+              u += run;
+            }
+            continue;
+          }
+          const bool scale_owner = thread_offset % 32 == 0;
           const std::int64_t e0 = (u - first) * unit + thread_offset;
           const run_pointers<Config> b = run_pointers<Config>::at(entry.ref, e0);
           const std::uint64_t index0 = entry.ref.index_base + static_cast<std::uint64_t>(e0);
@@ -624,53 +829,13 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
               fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
                     thread_offset % fp8_block_cols == 0, p.fp8.pow2 != 0};
           }
-          if constexpr (Policy::stages > 1) {
-            // Tiles S - 1 ahead are on their way into shared memory
-            // (cp.async) while this one is stepped; a thread reads back only
-            // the slots it filled, so no block barrier is needed. A redo
-            // after a failed range check reads the tile again from global
-            // memory, which this tile's stores have not touched yet.
-            constexpr int S = Policy::stages;
-            using L = stage_layout<TCc, N, Policy::threads>;
-            const std::uint32_t first_stage = stage_base<TC>();
-            const std::uint32_t last_stage = first_stage + (S - 1) * L::bytes;
-            FLASHOPTIM_UNROLL for (int s = 0; s < S - 1; ++s) {
-              const std::uint32_t ahead = static_cast<std::uint32_t>(s) * static_cast<std::uint32_t>(unit);
-              if (ahead < end) stage_run_tile<L>(b, ahead, first_stage + s * L::bytes);
-              detail::cp_async_commit();
+          for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
+            if constexpr (Policy::prefetch) {
+              const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
+              if (next < end) prefetch_run_tile(b, next);
             }
-            std::uint32_t current = first_stage, fill = last_stage;
-            for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
-              const std::uint32_t ahead = off + (S - 1) * static_cast<std::uint32_t>(unit);
-              if constexpr (Policy::sync_stages) {
-                // This tile's copies landed; the block meets (every thread
-                // runs the same units, so each reaches this barrier as
-                // often), then the copies S - 1 tiles ahead go out.
-                detail::cp_async_wait<S - 2>();
-                __syncthreads();
-                if (ahead < end) stage_run_tile<L>(b, ahead, fill);
-                detail::cp_async_commit();
-              } else {
-                if (ahead < end) stage_run_tile<L>(b, ahead, fill);
-                detail::cp_async_commit();
-                detail::cp_async_wait<S - 1>();
-              }
-              tile_data<TCc, N> d;
-              load_staged_tile<L>(b, off, current, d);
-              step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step,
-                                                   index0 + off, d, fo);
-              current = current == last_stage ? first_stage : current + L::bytes;
-              fill = fill == last_stage ? first_stage : fill + L::bytes;
-            }
-          } else {
-            for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
-              if constexpr (Policy::prefetch) {
-                const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
-                if (next < end) prefetch_run_tile(b, next);
-              }
-              step_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off,
-                                            fo);
-            }
+            step_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off,
+                                          fo);
           }
           u += run;
         }
@@ -708,10 +873,12 @@ constexpr std::size_t step_shared_bytes() {
   using TCc = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges,
                             Policy::range_checked>;
   std::size_t stages = 0;
-  if constexpr (Policy::stages > 1)
-    stages = static_cast<std::size_t>(Policy::stages) *
-                 stage_layout<TCc, Policy::elements_per_thread, Policy::threads>::bytes +
+  if constexpr (Policy::stages > 1) {
+    using L = stage_layout<TCc, Policy::elements_per_thread, Policy::threads>;
+    stages = static_cast<std::size_t>(Policy::stages) * L::bytes +
+             scale_window<L, Policy::warp_tiles, Policy::stages>::bytes +
              stage_alignment;  // stage_base's rounding
+  }
   return TC::shared_bytes + stages;
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "flashoptim/codec/master.hpp"
 #include "flashoptim/codec/state.hpp"
 
 namespace flashoptim::tuning {
@@ -40,9 +41,16 @@ namespace flashoptim::tuning {
 ///   Stages             (needs UnitRuns) tiles of a run in flight per thread:
 ///                      above 1, the next Stages - 1 tiles are copied into
 ///                      shared memory (cp.async) while one is stepped
+///   SyncStages         (needs Stages > 1) a block barrier per staged tile
+///   WarpTiles          (needs Stages > 1) tiles a warp steps in a row: above
+///                      1, a run's units go WarpTiles at a time, each warp
+///                      taking WarpTiles consecutive tiles of them instead of
+///                      one tile of each unit, and the warp copies those
+///                      tiles' 4-byte group scales in one request into a
+///                      window of shared memory (docs/gpu.md, "Warp tiles")
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
-          int Stages = 1, bool SyncStages = false>
+          int Stages = 1, bool SyncStages = false, int WarpTiles = 1>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -58,6 +66,8 @@ struct step_policy {
   /// issue the next tile's copies after it (docs/gpu.md, "A barrier per
   /// staged tile").
   static constexpr bool sync_stages = SyncStages;
+  /// Consecutive tiles per warp in a run (1: a warp's tile of each unit).
+  static constexpr int warp_tiles = WarpTiles;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -69,6 +79,8 @@ struct step_policy {
   static_assert(Stages >= 1, "at least the tile being stepped");
   static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
   static_assert(!SyncStages || Stages > 1, "the barrier is the staged loop's");
+  static_assert(WarpTiles >= 1 && (WarpTiles & (WarpTiles - 1)) == 0, "a power of two");
+  static_assert(WarpTiles == 1 || Stages > 1, "warp tiles are the staged loop's");
 };
 
 /// The previous default (until 2026-11-29): 256 threads x 8 elements, 2
@@ -180,9 +192,35 @@ struct default_step_policy {
   static constexpr bool fp8_states = (fp8_state<S0>::value || !S0::stores_state) &&
                                      (fp8_state<S1>::value || !S1::stores_state) &&
                                      (fp8_state<S0>::value || fp8_state<S1>::value);
+  /// Warp tiles (WarpTiles = 4) for the layouts they measured faster for:
+  /// the rounded split with the 8-bit integer states (int8 / uint8 codes,
+  /// fp32 group scales) or none. Round W of bench/results/2026-12-03/session9
+  /// (H200, one binary, 31 interleaved rounds, medians, ms; R = 1 / 4):
+  ///   AdamW default 268M    1.0301 / 1.0033 (-2.6%)
+  ///   AdamW default Llama   5.6701 / 5.5959 (-1.3%)
+  ///   Lion default          0.7286 / 0.7147 (-1.9%)
+  ///   SGD momentum          0.7297 / 0.7235 (-0.8%)
+  ///   fp8 states            0.9021 / 0.9110 (+1.0%)
+  ///   native<bf16> master   0.8140 / 0.8358 (+2.7%)
+  ///   fp16 + int8 ULP       1.0217 / 1.0377 (+1.6%)
+  /// (round V, 11 rounds, agreed in sign but for SGD momentum, +1.1% there).
+  /// The windows lift the memory pattern (the default layout's bytes without
+  /// arithmetic: 88.8% -> 92.1% of copy bandwidth, round V1) and cost ~5% more
+  /// instructions (Nsight Compute at a fixed clock: 724M -> 763M for AdamW),
+  /// so they pay where a layout's step is near its pattern's bound and not
+  /// where its arithmetic bounds it (docs/gpu.md, "Warp tiles").
+  template <class S>
+  struct int8_state : std::bool_constant<!S::stores_state> {};
+  template <class Q, class Compander, codec::code_rounding R>
+  struct int8_state<codec::grouped<Q, Compander, codec::scale_fp32, R>>
+      : std::bool_constant<std::is_same<Q, codec::int8_code<true>>::value ||
+                           std::is_same<Q, codec::uint8_code<true>>::value> {};
+  static constexpr bool warp_tiles = std::is_same<typename Config::master, codec::rounded_split>::value &&
+                                     int8_state<S0>::value && int8_state<S1>::value &&
+                                     (S0::stores_state || S1::stores_state);
 
  public:
-  using type = step_policy<256, 8, 2, true, true, true, true, true, false, fp8_states ? 5 : 3>;
+  using type = step_policy<256, 8, 2, true, true, true, true, true, false, fp8_states ? 5 : 3, false, warp_tiles ? 4 : 1>;
 };
 
 /// Persistent grid: blocks per multiprocessor actually launched is
