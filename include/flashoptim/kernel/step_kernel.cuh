@@ -591,6 +591,34 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalar
   step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, seed, step, index, d, fo);
 }
 
+/// A thread's start of a run of whole units: its pointers at its first
+/// element e0 (thread_first elements into the run's first unit), the
+/// rounding-key index of e0, whether its tiles start their groups (and so
+/// store the scale), and its FP8 output (F8 = void: none).
+template <class Config, class F8>
+struct run_start {
+  run_pointers<Config> b;
+  std::uint64_t index0;
+  bool scale_owner;
+  fp8_run_out<F8> fo{};
+
+  FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static run_start at(const tensor_ref<Config>& ref, std::int64_t e0,
+                                                          std::int64_t thread_first,
+                                                          const fp8_out_entry<F8>& fp8_entry, bool fp8_pow2) {
+    run_start r{run_pointers<Config>::at(ref, e0), ref.index_base + static_cast<std::uint64_t>(e0),
+                thread_first % 32 == 0};
+    if constexpr (!std::is_void<F8>::value) {
+      if (fp8_entry.values != nullptr)
+        r.fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
+                thread_first % fp8_block_cols == 0, fp8_pow2};
+    } else {
+      (void)fp8_entry;
+      (void)fp8_pow2;
+    }
+    return r;
+  }
+};
+
 /// Steps the `units` whole units of tensor `ref` from its element `start` (a
 /// unit boundary; units * unit < 2^31) through the stage ring
 /// (Policy::stages > 1), R tiles in a row per warp (R = 1: one tile of each
@@ -616,19 +644,9 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
   using W = scale_window<L, R, S>;
   const std::uint32_t lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
   const std::int64_t thread_first = static_cast<std::int64_t>(R == 1 ? threadIdx.x * N : (warp * R * 32u + lane) * N);
-  const std::int64_t e0 = start + thread_first;
-  const run_pointers<Config> b = run_pointers<Config>::at(ref, e0);
-  const std::uint64_t index0 = ref.index_base + static_cast<std::uint64_t>(e0);
-  const bool scale_owner = thread_first % 32 == 0;
-  fp8_run_out<F8> fo{};
-  if constexpr (!std::is_void<F8>::value) {
-    if (fp8_entry.values != nullptr)
-      fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
-            thread_first % fp8_block_cols == 0, fp8_pow2};
-  } else {
-    (void)fp8_entry;
-    (void)fp8_pow2;
-  }
+  const run_start<Config, F8> r =
+      run_start<Config, F8>::at(ref, start + thread_first, thread_first, fp8_entry, fp8_pow2);
+  const run_pointers<Config>& b = r.b;
   // The run's tiles at b + off, off from 0 in increasing order, below end:
   // R = 1, every unit; R > 1, R tiles of 32 N elements in a row, then the
   // next R units (a run of R > 1 is whole groups of R units). Tile j of its
@@ -642,15 +660,19 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
   const std::uint32_t first_stage = stage_base<TC>();
   const std::uint32_t last_stage = first_stage + (S - 1) * L::bytes;
   const std::uint32_t first_window = first_stage + S * L::bytes;
-  constexpr std::uint32_t last_window = (W::entries - 1) * W::entry_bytes;
+  const std::uint32_t last_window = first_window + (W::entries - 1) * W::entry_bytes;
+  // The window entry after the one at `at`, round the ring.
+  [[maybe_unused]] const auto next_window = [&](std::uint32_t at) {
+    return at == last_window ? first_window : at + W::entry_bytes;
+  };
   // A tile's copies into the stage at `fill`, with its window's when it is
   // the first of R (into the entry after the last filled).
-  [[maybe_unused]] std::uint32_t window = first_window + last_window;
+  [[maybe_unused]] std::uint32_t window = last_window;
   const auto issue = [&](std::uint32_t off, std::uint32_t fill) {
     stage_run_tile<L, W>(b, off, fill);
     if constexpr (W::slots > 0) {
       if (tile_of(off) == 0) {
-        window = window == first_window + last_window ? first_window : window + W::entry_bytes;
+        window = next_window(window);
         stage_run_window<L, W>(b, off, window);
       }
     }
@@ -694,11 +716,12 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
     if constexpr (W::slots > 0) {
       const std::uint32_t j = tile_of(off);
       if (j == 0 && off > 0)
-        read_window = read_window == first_window + last_window ? first_window : read_window + W::entry_bytes;
+        read_window = next_window(read_window);
       word = read_window + warp * W::warp_bytes + (j * N + lane * N / 32u) * 4u;
     }
     load_staged_tile<L, W>(b, off, current, d, word);
-    step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, ref.seed, step, index0 + off, d, fo);
+    step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, r.scale_owner, ref.seed, step, r.index0 + off, d,
+                                         r.fo);
     current = current == last_stage ? first_stage : current + L::bytes;
     fill = fill == last_stage ? first_stage : fill + L::bytes;
   }
@@ -794,8 +817,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
         const std::int64_t whole = first + n / unit;
         const std::int64_t vector_stop = whole < stop ? whole : stop;
         constexpr std::int64_t max_run = (std::int64_t{1} << 31) / unit;
-        bool fp8_pow2 = false;
-        if constexpr (fused) fp8_pow2 = p.fp8.pow2 != 0;
+        // (read where used: kept live across the runs it costs a register)
+        const auto fp8_pow2 = [&] {
+          if constexpr (fused) return p.fp8.pow2 != 0;
+          return false;
+        };
         while (u < vector_stop) {
           std::int64_t run = vector_stop - u < max_run ? vector_stop - u : max_run;
           if constexpr (Policy::stages > 1) {
@@ -806,36 +832,28 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
               const std::int64_t grouped_units = run / R * R;
               if (grouped_units > 0) {
                 step_staged_run<TC, TCc, Policy, R, F8>(sc, checked_sc, entry.ref, (u - first) * unit, grouped_units,
-                                                        step, fp8_entry, fp8_pow2);
+                                                        step, fp8_entry, fp8_pow2());
                 u += grouped_units;
                 run -= grouped_units;
               }
             }
             if (run > 0) {
               step_staged_run<TC, TCc, Policy, 1, F8>(sc, checked_sc, entry.ref, (u - first) * unit, run, step,
-                                                      fp8_entry, fp8_pow2);
+                                                      fp8_entry, fp8_pow2());
               u += run;
             }
             continue;
           }
-          const bool scale_owner = thread_offset % 32 == 0;
-          const std::int64_t e0 = (u - first) * unit + thread_offset;
-          const run_pointers<Config> b = run_pointers<Config>::at(entry.ref, e0);
-          const std::uint64_t index0 = entry.ref.index_base + static_cast<std::uint64_t>(e0);
+          const run_start<Config, F8> r = run_start<Config, F8>::at(entry.ref, (u - first) * unit + thread_offset,
+                                                                    thread_offset, fp8_entry, fp8_pow2());
           const std::uint32_t end = static_cast<std::uint32_t>(run * unit);
-          fp8_run_out<F8> fo{};
-          if constexpr (fused) {
-            if (fp8_entry.values != nullptr)
-              fo = {fp8_entry.values + e0, fp8_entry.scales + e0 / fp8_block_cols, fp8_entry.vector_ok != 0,
-                    thread_offset % fp8_block_cols == 0, p.fp8.pow2 != 0};
-          }
           for (std::uint32_t off = 0; off < end; off += static_cast<std::uint32_t>(unit)) {
             if constexpr (Policy::prefetch) {
               const std::uint32_t next = off + static_cast<std::uint32_t>(unit);
-              if (next < end) prefetch_run_tile(b, next);
+              if (next < end) prefetch_run_tile(r.b, next);
             }
-            step_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, entry.ref.seed, step, index0 + off,
-                                          fo);
+            step_run_tile<TC, TCc, N, F8>(sc, checked_sc, r.b, off, r.scale_owner, entry.ref.seed, step,
+                                          r.index0 + off, r.fo);
           }
           u += run;
         }
