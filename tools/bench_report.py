@@ -367,8 +367,9 @@ def main():
         lines.append("## Memory-pattern ceilings: each layout's bytes, in the step's pattern, without arithmetic")
         lines.append("")
         lines.append("(`bench/gpu/bench_ceiling.cuh`: the step's grid, tiles, staging ring and in-place writes, "
-                     "no arithmetic; the warp tiles of the layouts whose step takes them (the default, Lion and "
-                     "SGD momentum rows: each warp's scales of 4 tiles in one request, docs/gpu.md). The other "
+                     "no arithmetic; the warp tiles of the layouts whose step takes them (the default, Lion, "
+                     "SGD momentum and fp8 states rows: each warp's scales of 4 tiles in one request, "
+                     "docs/gpu.md). The other "
                      "layouts' per-tile scale copies carry no L2 prefetch hint, which the step's have since "
                      "2026-12-02: for those 8-bit layouts it shows what their scales' 32-byte reads cost, and it "
                      "is not a bound on the step.)")

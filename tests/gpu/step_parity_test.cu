@@ -254,13 +254,26 @@ TEST_CASE("parity: warp tiles") {
 #undef WARP_TILES_CASE
 }
 
-// The default takes warp tiles for the rounded split with 8-bit integer
-// states (tuning/step_policy.hpp: measured faster there, slower elsewhere).
-static_assert(tuning::default_step_policy<tc::adamw_rounded>::type::warp_tiles == 4, "rounded split, 8-bit states");
-static_assert(tuning::default_step_policy<tc::lion_rounded>::type::warp_tiles == 4, "rounded split, int8 momentum");
-static_assert(tuning::default_step_policy<tc::adamw_default>::type::warp_tiles == 1, "the paper's split");
-static_assert(tuning::default_step_policy<tc::adamw_fp8_states>::type::warp_tiles == 1, "fp8 states");
-static_assert(tuning::default_step_policy<tc::adamw_bf16_native>::type::warp_tiles == 1, "native<bf16>");
+// The default takes warp tiles for the rounded split with every stored state
+// in groups with fp32 scales (tuning/step_policy.hpp: measured faster there),
+// and not for the other layouts.
+namespace warp_tile_default {
+namespace c = codec;
+namespace p = codec::precision;
+using fp8_rounded = step_config<rule::adamw, c::rounded_split, bf16, p::fp8_momentum, p::fp8_second_moment>;
+using mixed_rounded = step_config<rule::adamw, c::rounded_split, bf16, c::defaults::momentum, p::bf16_sr>;
+using reference_rounded = step_config<rule::adamw, c::rounded_split, bf16, c::reference::momentum, c::reference::second_moment>;
+template <class Config>
+constexpr int R = tuning::default_step_policy<Config>::type::warp_tiles;
+static_assert(R<tc::adamw_rounded> == 4, "rounded split, 8-bit states");
+static_assert(R<tc::lion_rounded> == 4, "rounded split, int8 momentum");
+static_assert(R<fp8_rounded> == 4, "rounded split, fp8 states");
+static_assert(R<mixed_rounded> == 1, "a state without a window");
+static_assert(R<reference_rounded> == 1, "fp16 scales: no window");
+static_assert(R<tc::adamw_default> == 1, "the paper's split");
+static_assert(R<tc::adamw_bf16_native> == 1, "native<bf16>");
+static_assert(R<tc::adamw_fp16_ulp8> == 1, "fp16 + int8");
+}  // namespace warp_tile_default
 
 // A small case of the same for compute-sanitizer (racecheck, synccheck):
 // one block over 9 units of two tensors: a group of 4 units with windows and

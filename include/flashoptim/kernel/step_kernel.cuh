@@ -624,11 +624,15 @@ struct run_start {
 /// (Policy::stages > 1), R tiles in a row per warp (R = 1: one tile of each
 /// unit, thread t at t * N of it; R > 1: units go R at a time, warp w
 /// stepping the R consecutive tiles at w * R * 32 N of them, with scale
-/// windows). Tiles S - 1 ahead are on their way into shared memory
-/// (cp.async) while one is stepped; a thread reads back only the stage slots
-/// it filled, and the window words its warp copied after the warp met. A
-/// redo after a failed range check reads the tile again from global memory,
-/// which this tile's stores have not touched yet.
+/// windows; `units` is then a multiple of R). Tiles S - 1 ahead are on their
+/// way into shared memory (cp.async) while one is stepped; a thread reads
+/// back only the stage slots it filled, and the window words its warp copied
+/// after the warp met. A redo after a failed range check reads the tile
+/// again from global memory, which this tile's stores have not touched yet.
+///
+/// With R > 1 the loop's body holds tuning::warp_tiles_per_turn tiles of a
+/// group (the offsets of its tiles are compile-time constants from the
+/// turn's first), and the read window turns once per group.
 template <class TC, class TCc, class Policy, int R, class F8>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scalars& sc,
                                                          const typename TCc::scalars& checked_sc,
@@ -647,56 +651,17 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
   const run_start<Config, F8> r =
       run_start<Config, F8>::at(ref, start + thread_first, thread_first, fp8_entry, fp8_pow2);
   const run_pointers<Config>& b = r.b;
-  // The run's tiles at b + off, off from 0 in increasing order, below end:
-  // R = 1, every unit; R > 1, R tiles of 32 N elements in a row, then the
-  // next R units (a run of R > 1 is whole groups of R units). Tile j of its
-  // R is (off / (32 N)) % R: R units are a multiple of R such tiles.
+  // The run's tiles are at b + off, off from 0 in increasing order, below
+  // end: R = 1, one per unit; R > 1, R tiles of 32 N elements in a row (a
+  // group), then the next R units.
   const std::uint32_t end = static_cast<std::uint32_t>(units) * unit;
-  const auto tile_of = [](std::uint32_t off) -> std::uint32_t { return (off / warp_tile) % R; };
-  const auto advance = [&](std::uint32_t off) -> std::uint32_t {
-    if constexpr (R == 1) return off + unit;
-    return tile_of(off) == R - 1 ? off + (R * unit - (R - 1) * warp_tile) : off + warp_tile;
-  };
   const std::uint32_t first_stage = stage_base<TC>();
   const std::uint32_t last_stage = first_stage + (S - 1) * L::bytes;
-  const std::uint32_t first_window = first_stage + S * L::bytes;
-  const std::uint32_t last_window = first_window + (W::entries - 1) * W::entry_bytes;
-  // The window entry after the one at `at`, round the ring.
-  [[maybe_unused]] const auto next_window = [&](std::uint32_t at) {
-    return at == last_window ? first_window : at + W::entry_bytes;
-  };
-  // A tile's copies into the stage at `fill`, with its window's when it is
-  // the first of R (into the entry after the last filled).
-  [[maybe_unused]] std::uint32_t window = last_window;
-  const auto issue = [&](std::uint32_t off, std::uint32_t fill) {
-    stage_run_tile<L, W>(b, off, fill);
-    if constexpr (W::slots > 0) {
-      if (tile_of(off) == 0) {
-        window = next_window(window);
-        stage_run_window<L, W>(b, off, window);
-      }
-    }
-  };
-  // The previous run's last window may be the first this run fills: the
-  // warp's lanes finish reading it first.
-  if constexpr (W::slots > 0) __syncwarp();
-  // R > 1: the offset of the tile S - 1 ahead, advanced with off.
-  [[maybe_unused]] std::uint32_t ahead_off = 0;
-  FLASHOPTIM_UNROLL for (int s = 0; s < S - 1; ++s) {
-    if (ahead_off < end) issue(ahead_off, first_stage + s * L::bytes);
-    detail::cp_async_commit();
-    ahead_off = advance(ahead_off);
-  }
   std::uint32_t current = first_stage, fill = last_stage;
-  [[maybe_unused]] std::uint32_t read_window = first_window;
-  for (std::uint32_t off = 0; off < end; off = advance(off)) {
-    std::uint32_t ahead;
-    if constexpr (R == 1) {
-      ahead = off + (S - 1) * unit;
-    } else {
-      ahead = ahead_off;
-      ahead_off = advance(ahead_off);
-    }
+  // Waits for the copies of the tile at `current` (the block meeting first
+  // with Policy::sync_stages) and sends those of the tile at `ahead` into
+  // the stage at `fill`, through `issue` (ahead >= end: none).
+  const auto turn = [&](std::uint32_t ahead, const auto& issue) {
     if constexpr (Policy::sync_stages) {
       // This tile's copies landed; the block meets (every thread runs the
       // same units, so each reaches this barrier as often), then the copies
@@ -711,19 +676,77 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
       detail::cp_async_wait<S - 1>();
       if constexpr (W::slots > 0) __syncwarp();
     }
+  };
+  // Steps the tile at off from the stage at `current`, then moves the ring.
+  const auto step_tile = [&](std::uint32_t off, std::uint32_t word) {
     tile_data<TCc, N> d;
-    std::uint32_t word = 0;
-    if constexpr (W::slots > 0) {
-      const std::uint32_t j = tile_of(off);
-      if (j == 0 && off > 0)
-        read_window = next_window(read_window);
-      word = read_window + warp * W::warp_bytes + (j * N + lane * N / 32u) * 4u;
-    }
     load_staged_tile<L, W>(b, off, current, d, word);
     step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, r.scale_owner, ref.seed, step, r.index0 + off, d,
                                          r.fo);
     current = current == last_stage ? first_stage : current + L::bytes;
     fill = fill == last_stage ? first_stage : fill + L::bytes;
+  };
+  if constexpr (R == 1) {
+    const auto issue = [&](std::uint32_t off, std::uint32_t at) { stage_run_tile<L, W>(b, off, at); };
+    FLASHOPTIM_UNROLL for (int s = 0; s < S - 1; ++s) {
+      if (static_cast<std::uint32_t>(s) * unit < end) issue(s * unit, first_stage + s * L::bytes);
+      detail::cp_async_commit();
+    }
+    for (std::uint32_t off = 0; off < end; off += unit) {
+      turn(off + (S - 1) * unit, issue);
+      step_tile(off, 0);
+    }
+  } else {
+    // Tile k of the run (k = 0, 1, ...) is tile k % R of group k / R. The
+    // loop turns U tiles at a time (tuning::warp_tiles_per_turn): the
+    // offsets of a turn's tiles from its first are compile-time constants.
+    constexpr int U = R < tuning::warp_tiles_per_turn ? R : tuning::warp_tiles_per_turn;
+    static_assert(R % U == 0 && (R & (R - 1)) == 0, "warp tiles: a power of two");
+    constexpr std::uint32_t group = R * unit;
+    const auto tile_at = [](std::uint32_t k) { return (k / R) * group + (k % R) * warp_tile; };
+    const std::uint32_t first_window = first_stage + S * L::bytes;
+    const std::uint32_t last_window = first_window + (W::entries - 1) * W::entry_bytes;
+    // The window entry after the one at `at`, round the ring.
+    [[maybe_unused]] const auto next_window = [&](std::uint32_t at) {
+      return at == last_window ? first_window : at + W::entry_bytes;
+    };
+    // Tile k's copies (at g + tile_at(k)) into the stage at `at`, with its
+    // group's windows when it is the group's first (into the entry after
+    // the last filled).
+    [[maybe_unused]] std::uint32_t window = last_window;
+    const auto issue = [&](std::uint32_t k, std::uint32_t g, std::uint32_t at) {
+      const std::uint32_t off = g + tile_at(k);
+      stage_run_tile<L, W>(b, off, at);
+      if constexpr (W::slots > 0) {
+        if (k % R == 0) {
+          window = next_window(window);
+          stage_run_window<L, W>(b, off, window);
+        }
+      }
+    };
+    // The previous run's last window may be the first this run fills: the
+    // warp's lanes finish reading it first.
+    if constexpr (W::slots > 0) __syncwarp();
+    FLASHOPTIM_UNROLL for (int k = 0; k < S - 1; ++k) {
+      if (tile_at(k) < end) issue(k, 0, first_stage + k * L::bytes);
+      detail::cp_async_commit();
+    }
+    [[maybe_unused]] std::uint32_t read_window = first_window;
+    for (std::uint32_t g = 0; g < end; g += group) {
+      // This lane's window word for the group's first tile.
+      [[maybe_unused]] std::uint32_t word = 0;
+      if constexpr (W::slots > 0) word = read_window + warp * W::warp_bytes + (lane * N / 32u) * 4u;
+#pragma unroll 1
+      for (std::uint32_t h = 0; h < static_cast<std::uint32_t>(R); h += U) {
+        FLASHOPTIM_UNROLL for (int u = 0; u < U; ++u) {
+          // Tile h + u of the group; the tile S - 1 ahead of it is tile k.
+          const std::uint32_t k = h + static_cast<std::uint32_t>(u + S - 1);
+          turn(g + tile_at(k), [&](std::uint32_t, std::uint32_t at) { issue(k, g, at); });
+          step_tile(g + (h + u) * warp_tile, word + (h + u) * (N * 4u));
+        }
+      }
+      if constexpr (W::slots > 0) read_window = next_window(read_window);
+    }
   }
 }
 

@@ -193,35 +193,47 @@ struct default_step_policy {
                                      (fp8_state<S1>::value || !S1::stores_state) &&
                                      (fp8_state<S0>::value || fp8_state<S1>::value);
   /// Warp tiles (WarpTiles = 4) for the layouts they measured faster for:
-  /// the rounded split with the 8-bit integer states (int8 / uint8 codes,
-  /// fp32 group scales) or none. Round W of bench/results/2026-12-03/session9
-  /// (H200, one binary, 31 interleaved rounds, medians, ms; R = 1 / 4):
-  ///   AdamW default 268M    1.0301 / 1.0033 (-2.6%)
-  ///   AdamW default Llama   5.6701 / 5.5959 (-1.3%)
-  ///   Lion default          0.7286 / 0.7147 (-1.9%)
-  ///   SGD momentum          0.7297 / 0.7235 (-0.8%)
-  ///   fp8 states            0.9021 / 0.9110 (+1.0%)
-  ///   native<bf16> master   0.8140 / 0.8358 (+2.7%)
-  ///   fp16 + int8 ULP       1.0217 / 1.0377 (+1.6%)
-  /// (round V, 11 rounds, agreed in sign but for SGD momentum, +1.1% there).
+  /// the rounded split with every stored state in groups with fp32 scales
+  /// (int8 / uint8 or fp8 codes: each has a window). Round A2 of
+  /// bench/results/2026-12-03/session10 (H200, one binary, 21 interleaved
+  /// rounds, two passes, medians, ms; R = 1 / R = 4, warp_tiles_per_turn 2):
+  ///   AdamW default 268M    1.0294 / 0.9630 (-6.5%)   1.0383 / 0.9653 (-7.0%)
+  ///   AdamW default Llama   5.5535 / 5.3558 (-3.6%)   5.5940 / 5.3828 (-3.8%)
+  ///   fp8 states            0.9021 / 0.8597 (-4.7%)   0.9009 / 0.8600 (-4.5%)
+  ///   Lion default          0.7288 / 0.7157 (-1.8%)   0.7285 / 0.7173 (-1.5%)
+  ///   SGD momentum          0.7295 / 0.7181 (-1.6%)   0.7285 / 0.7186 (-1.4%)
+  ///   bf16 + int16 ULP      1.1193 / 1.1126 (-0.6%)   1.1187 / 1.1116 (-0.6%)
+  ///   native<bf16> master   0.7904 / 0.8022 (+1.5%)   0.7952 / 0.7989 (+0.5%)
+  ///   fp16 + int8 ULP       1.0015 / 1.0558 (+5.4%)   1.0018 / 1.0638 (+6.2%)
   /// The windows lift the memory pattern (the default layout's bytes without
-  /// arithmetic: 88.8% -> 92.1% of copy bandwidth, round V1) and cost ~5% more
-  /// instructions (Nsight Compute at a fixed clock: 724M -> 763M for AdamW),
-  /// so they pay where a layout's step is near its pattern's bound and not
-  /// where its arithmetic bounds it (docs/gpu.md, "Warp tiles").
+  /// arithmetic: 88.8% -> 92.1% of copy bandwidth, round V1 of
+  /// bench/results/2026-12-03/session9); the fp16 layout's longer loop body
+  /// misses the instruction cache (warps waiting on instruction fetch 0.08 ->
+  /// 0.25 per issue, Nsight Compute) and native<bf16> gains nothing
+  /// (docs/gpu.md, "Warp tiles, two per turn").
   template <class S>
-  struct int8_state : std::bool_constant<!S::stores_state> {};
+  struct windowed : std::bool_constant<!S::stores_state> {};
   template <class Q, class Compander, codec::code_rounding R>
-  struct int8_state<codec::grouped<Q, Compander, codec::scale_fp32, R>>
-      : std::bool_constant<std::is_same<Q, codec::int8_code<true>>::value ||
-                           std::is_same<Q, codec::uint8_code<true>>::value> {};
+  struct windowed<codec::grouped<Q, Compander, codec::scale_fp32, R>> : std::true_type {};
   static constexpr bool warp_tiles = std::is_same<typename Config::master, codec::rounded_split>::value &&
-                                     int8_state<S0>::value && int8_state<S1>::value &&
+                                     windowed<S0>::value && windowed<S1>::value &&
                                      (S0::stores_state || S1::stores_state);
 
  public:
   using type = step_policy<256, 8, 2, true, true, true, true, true, false, fp8_states ? 5 : 3, false, warp_tiles ? 4 : 1>;
 };
+
+/// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
+/// holds this many tiles, whose offsets from the turn's first are then
+/// compile-time constants. Per tile of the default AdamW kernel's loop, SASS
+/// instructions along the vector path: 690 with one tile of each unit (R =
+/// 1), 745 for R = 4 one tile per turn, 705 two per turn, 689 four per turn
+/// (bench/results/2026-12-03/session10, sass_loop.py). Four per turn makes
+/// the body of the longer layouts larger than the SM's instruction cache
+/// holds: on an H200 (round A1) AdamW 1.03 -> 1.13 ms and fp16 + int8
+/// 0.96 -> 1.62 ms against R = 1 (Nsight Compute: warps waiting on the
+/// instruction fetch 0.08 -> 4.16 per issue for fp16 + int8).
+inline constexpr int warp_tiles_per_turn = 2;
 
 /// Persistent grid: blocks per multiprocessor actually launched is
 /// min(occupancy, this) times the multiprocessor count (and never more than
