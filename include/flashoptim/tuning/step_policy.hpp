@@ -205,12 +205,18 @@ struct default_step_policy {
   ///   bf16 + int16 ULP      1.1193 / 1.1126 (-0.6%)   1.1187 / 1.1116 (-0.6%)
   ///   native<bf16> master   0.7904 / 0.8022 (+1.5%)   0.7952 / 0.7989 (+0.5%)
   ///   fp16 + int8 ULP       1.0015 / 1.0558 (+5.4%)   1.0018 / 1.0638 (+6.2%)
+  /// and round C (three passes; the paper's split, bf16 + int8 ULP, with the
+  /// default states, beside the rounded split's AdamW):
+  ///   AdamW, paper's split  0.9815 / 1.0332 (+5.3%) ... 0.9922 / 1.0426 (+5.1%)
+  ///   Lion, paper's split   0.7367 / 0.7536 (+2.3%) ... 0.7370 / 0.7553 (+2.5%)
+  ///   SGD-m, paper's split  0.7550 / 0.7745 (+2.6%) ... 0.7591 / 0.7772 (+2.4%)
+  ///   AdamW default         1.0104 / 0.9376 (-7.2%) ... 1.0088 / 0.9415 (-6.7%)
   /// The windows lift the memory pattern (the default layout's bytes without
   /// arithmetic: 88.8% -> 92.1% of copy bandwidth, round V1 of
-  /// bench/results/2026-12-03/session9); the fp16 layout's longer loop body
-  /// misses the instruction cache (warps waiting on instruction fetch 0.08 ->
-  /// 0.25 per issue, Nsight Compute) and native<bf16> gains nothing
-  /// (docs/gpu.md, "Warp tiles, two per turn").
+  /// bench/results/2026-12-03/session9); the ULP splits' longer loop bodies
+  /// miss the instruction cache (fp16 + int8: warps waiting on instruction
+  /// fetch 0.08 -> 0.25 per issue, Nsight Compute) and native<bf16> gains
+  /// nothing (docs/gpu.md, "Warp tiles, two per turn").
   template <class S>
   struct windowed : std::bool_constant<!S::stores_state> {};
   template <class Q, class Compander, codec::code_rounding R>

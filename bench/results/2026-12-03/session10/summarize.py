@@ -16,10 +16,11 @@ for f in sorted(glob.glob(os.path.join(d, "ab_*_*.txt"))):
         if " med " in line:
             name, med = line.split()[0], float(line.split()[2])
             rows[(name, binary)][p] = med
-print("variant                        binary   pass 1   pass 2   (ms, medians)")
+passes = sorted({p for v in rows.values() for p in v})
+print("variant                        binary " + " ".join(f"  pass {p}" for p in passes) + "   (ms, medians)")
 for (name, binary) in sorted(rows, key=lambda k: (k[0].split("/")[0], k[1], k[0])):
     v = rows[(name, binary)]
-    print(f"{name:30s} {binary:6s} " + " ".join(f"{v.get(p, float('nan')):8.4f}" for p in ("1", "2")))
+    print(f"{name:30s} {binary:6s} " + " ".join(f"{v.get(p, float('nan')):8.4f}" for p in passes))
 for f in sorted(glob.glob(os.path.join(d, "ncu_*.txt"))):
     print(os.path.basename(f))
     for line in open(f):
