@@ -255,20 +255,25 @@ TEST_CASE("parity: warp tiles") {
 }
 
 // The default takes warp tiles for the rounded split with every stored state
-// in groups with fp32 scales (tuning/step_policy.hpp: measured faster there),
-// and not for the other layouts.
+// in groups with fp32 scales and int8 / uint8 / fp8 codes rounded to nearest
+// (tuning/step_policy.hpp: measured faster there), and not for the other
+// layouts.
 namespace warp_tile_default {
 namespace c = codec;
 namespace p = codec::precision;
 using fp8_rounded = step_config<rule::adamw, c::rounded_split, bf16, p::fp8_momentum, p::fp8_second_moment>;
 using mixed_rounded = step_config<rule::adamw, c::rounded_split, bf16, c::defaults::momentum, p::bf16_sr>;
 using reference_rounded = step_config<rule::adamw, c::rounded_split, bf16, c::reference::momentum, c::reference::second_moment>;
+using sr_codes_rounded = step_config<rule::adamw, c::rounded_split, bf16,
+                                     c::grouped<c::int8_code<true>, c::softsign, c::scale_fp32, c::code_rounding::stochastic>,
+                                     c::defaults::second_moment>;
 template <class Config>
 constexpr int R = tuning::default_step_policy<Config>::type::warp_tiles;
 static_assert(R<tc::adamw_rounded> == 4, "rounded split, 8-bit states");
 static_assert(R<tc::lion_rounded> == 4, "rounded split, int8 momentum");
 static_assert(R<fp8_rounded> == 4, "rounded split, fp8 states");
 static_assert(R<mixed_rounded> == 1, "a state without a window");
+static_assert(R<sr_codes_rounded> == 1, "stochastically rounded codes (not measured)");
 static_assert(R<reference_rounded> == 1, "fp16 scales: no window");
 static_assert(R<tc::adamw_default> == 1, "the paper's split");
 static_assert(R<tc::adamw_bf16_native> == 1, "native<bf16>");

@@ -194,7 +194,8 @@ struct default_step_policy {
                                      (fp8_state<S0>::value || fp8_state<S1>::value);
   /// Warp tiles (WarpTiles = 4) for the layouts they measured faster for:
   /// the rounded split with every stored state in groups with fp32 scales
-  /// (int8 / uint8 or fp8 codes: each has a window). Round A2 of
+  /// and int8 / uint8 / fp8 codes rounded to nearest (each has a window).
+  /// Round A2 of
   /// bench/results/2026-12-03/session10 (H200, one binary, 21 interleaved
   /// rounds, two passes, medians, ms; R = 1 / R = 4, warp_tiles_per_turn 2):
   ///   AdamW default 268M    1.0294 / 0.9630 (-6.5%)   1.0383 / 0.9653 (-7.0%)
@@ -217,10 +218,18 @@ struct default_step_policy {
   /// miss the instruction cache (fp16 + int8: warps waiting on instruction
   /// fetch 0.08 -> 0.25 per issue, Nsight Compute) and native<bf16> gains
   /// nothing (docs/gpu.md, "Warp tiles, two per turn").
+  /// (Stochastically rounded codes, whose step draws random bits, were not
+  /// measured and keep R = 1.)
+  template <class Q>
+  struct measured_code : std::bool_constant<std::is_same<Q, codec::int8_code<true>>::value ||
+                                            std::is_same<Q, codec::uint8_code<true>>::value> {};
+  template <class T>
+  struct measured_code<codec::fp8_code<T>> : std::true_type {};
   template <class S>
   struct windowed : std::bool_constant<!S::stores_state> {};
   template <class Q, class Compander, codec::code_rounding R>
-  struct windowed<codec::grouped<Q, Compander, codec::scale_fp32, R>> : std::true_type {};
+  struct windowed<codec::grouped<Q, Compander, codec::scale_fp32, R>>
+      : std::bool_constant<measured_code<Q>::value && R != codec::code_rounding::stochastic> {};
   static constexpr bool warp_tiles = std::is_same<typename Config::master, codec::rounded_split>::value &&
                                      windowed<S0>::value && windowed<S1>::value &&
                                      (S0::stores_state || S1::stores_state);
