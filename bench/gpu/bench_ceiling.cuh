@@ -69,23 +69,26 @@ struct pattern_buffers {
 /// copied when the first of them is staged (one word per lane) and written
 /// back per tile as the step's scale owners write them; the units left over
 /// (fewer than R) and 2-byte scales as with R = 1.
-template <int K, int R>
-constexpr bool pattern_windowed = R > 1 && K == 4;
+constexpr int pattern_stages = 3;
 template <int K0, int K1, int R>
-constexpr int pattern_window_bytes() {
-  constexpr int entries = (3 + R - 1) / R + 1, per_warp = R * 8 * 4;
-  return entries * 8 * per_warp * ((pattern_windowed<K0, R> ? 1 : 0) + (pattern_windowed<K1, R> ? 1 : 0));
-}
+struct pattern_windows {
+  static constexpr bool v0 = R > 1 && K0 == 4, v1 = R > 1 && K1 == 4;  // slots with a window
+  static constexpr int entries = (pattern_stages + R - 1) / R + 1;
+  static constexpr int warp_words = R * 8, warp_window = warp_words * 4;
+  static constexpr int entry_bytes = 8 * warp_window * ((v0 ? 1 : 0) + (v1 ? 1 : 0));
+  static constexpr int bytes = entries * entry_bytes;
+};
 template <int P, int A, int G, int C0, int K0, int C1, int K1, int R = 1>
 __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std::int64_t units) {
-  constexpr int Stages = 3;
+  constexpr int Stages = pattern_stages;
   constexpr int TP = 8 * P, TA = 8 * A, TG = 8 * G, TC0 = 8 * C0, TC1 = 8 * C1;
   constexpr int W0 = 8 * K0 / 4, W1 = 8 * K1 / 4;  // lanes moving a scale word
-  constexpr bool V0 = pattern_windowed<K0, R>, V1 = pattern_windowed<K1, R>;
+  using PW = pattern_windows<K0, K1, R>;
+  constexpr bool V0 = PW::v0, V1 = PW::v1;
   constexpr int off_a = 256 * TP, off_g = off_a + 256 * TA, off_c0 = off_g + 256 * TG, off_k0 = off_c0 + 256 * TC0,
                 off_c1 = off_k0 + 256 * 4, off_k1 = off_c1 + 256 * TC1, stage_bytes = off_k1 + 256 * 4;
-  constexpr int entries = (Stages + R - 1) / R + 1, warp_words = R * 8, warp_window = warp_words * 4;
-  constexpr int entry_bytes = 8 * warp_window * ((V0 ? 1 : 0) + (V1 ? 1 : 0));
+  constexpr int entries = PW::entries, warp_words = PW::warp_words, warp_window = PW::warp_window;
+  constexpr int entry_bytes = PW::entry_bytes;
   constexpr int win1 = V0 ? 8 * warp_window : 0;  // slot 1's windows after slot 0's
   extern __shared__ __align__(128) unsigned char ring[];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
@@ -171,7 +174,7 @@ __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std:
 
 template <int P, int A, int G, int C0, int K0, int C1, int K1, int R = 1>
 constexpr int pattern_shared_bytes() {
-  return 3 * 256 * (8 * (P + A + G + C0 + C1) + 4 + 4) + pattern_window_bytes<K0, K1, R>();
+  return pattern_stages * 256 * (8 * (P + A + G + C0 + C1) + 4 + 4) + pattern_windows<K0, K1, R>::bytes;
 }
 
 }  // namespace bench_gpu

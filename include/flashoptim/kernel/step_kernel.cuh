@@ -710,15 +710,13 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
     [[maybe_unused]] const auto next_window = [&](std::uint32_t at) {
       return at == last_window ? first_window : at + W::entry_bytes;
     };
-    // Tile k's copies (at g + tile_at(k)) into the stage at `at`, with its
-    // group's windows when it is the group's first (into the entry after
-    // the last filled).
+    // A tile's copies into the stage at `at`, with its group's windows when
+    // it is the group's first (into the entry after the last filled).
     [[maybe_unused]] std::uint32_t window = last_window;
-    const auto issue = [&](std::uint32_t k, std::uint32_t g, std::uint32_t at) {
-      const std::uint32_t off = g + tile_at(k);
+    const auto issue = [&](std::uint32_t off, std::uint32_t at, bool group_first) {
       stage_run_tile<L, W>(b, off, at);
       if constexpr (W::slots > 0) {
-        if (k % R == 0) {
+        if (group_first) {
           window = next_window(window);
           stage_run_window<L, W>(b, off, window);
         }
@@ -728,7 +726,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
     // warp's lanes finish reading it first.
     if constexpr (W::slots > 0) __syncwarp();
     FLASHOPTIM_UNROLL for (int k = 0; k < S - 1; ++k) {
-      if (tile_at(k) < end) issue(k, 0, first_stage + k * L::bytes);
+      if (tile_at(k) < end) issue(tile_at(k), first_stage + k * L::bytes, k % R == 0);
       detail::cp_async_commit();
     }
     [[maybe_unused]] std::uint32_t read_window = first_window;
@@ -741,7 +739,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
         FLASHOPTIM_UNROLL for (int u = 0; u < U; ++u) {
           // Tile h + u of the group; the tile S - 1 ahead of it is tile k.
           const std::uint32_t k = h + static_cast<std::uint32_t>(u + S - 1);
-          turn(g + tile_at(k), [&](std::uint32_t, std::uint32_t at) { issue(k, g, at); });
+          turn(g + tile_at(k), [&](std::uint32_t off, std::uint32_t at) { issue(off, at, k % R == 0); });
           step_tile(g + (h + u) * warp_tile, word + (h + u) * (N * 4u));
         }
       }
