@@ -27,13 +27,19 @@
 #define FLASHOPTIM_DEVICE_CODE 0
 #endif
 
-// nvcc's host pass accepts neither spelling without a warning: no hint there.
-#if defined(__CUDA_ARCH__) || (defined(__clang__) && !defined(__CUDACC__))
+// Unrolls the per-element loops of the tile step in device code, where the
+// tile then lives in registers. Host code leaves them to the compiler: the
+// host's tile step is the scalar definition (cpu::step_tile_at, the portable
+// path), and the vector paths do not use these loops. Fully unrolled there
+// (GCC's "unroll 32" until 2026-12-03) it was 96 KB of code per
+// configuration and a third of the CPU test build's compile time (g++ 12
+// -O3: one configuration's step 16.7 -> 4.6 s; the release preset's files
+// 2508 -> 1588 s in all), and no faster (bench_cpu_step, portable, one
+// thread: AdamW 59.4 -> 53.8 ms, fp32 18.6 -> 18.5, Lion 56.3 -> 57.9;
+// bench/results/2026-12-03/session11). The bytes do not depend on it: the
+// arithmetic is not contracted (format/bits.hpp).
+#if defined(__CUDA_ARCH__)
 #define FLASHOPTIM_UNROLL _Pragma("unroll")
-#elif defined(__CUDACC__)
-#define FLASHOPTIM_UNROLL
-#elif defined(__GNUC__)
-#define FLASHOPTIM_UNROLL _Pragma("GCC unroll 32")
 #else
 #define FLASHOPTIM_UNROLL
 #endif
