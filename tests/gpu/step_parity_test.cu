@@ -90,6 +90,9 @@ PARITY_CASE(adamw_fp16_ulp16)
 PARITY_CASE(adamw_exact)
 PARITY_CASE(adamw_rounded)
 PARITY_CASE(lion_rounded)
+// SGD with momentum on the rounded split (its default policy: warp tiles).
+using sgd_momentum_rounded = step_config<rule::sgd, codec::rounded_split, bf16, codec::defaults::momentum>;
+TEST_CASE("parity sgd_momentum_rounded") { parity_suite<sgd_momentum_rounded>("sgd_momentum_rounded"); }
 PARITY_CASE(adamw_fp32_grad)
 PARITY_CASE(adamw_reference)
 PARITY_CASE(adamw_fp32_states)
@@ -235,6 +238,7 @@ TEST_CASE("parity: warp tiles") {
     check_parity<tc::adamw_default, w4_barrier>(default_hyper<tc::adamw_default>(), long_runs, 2, 94, false, grid);
     check_parity<tc::adamw_fp8_states, w4_s5>(default_hyper<tc::adamw_fp8_states>(), long_runs, 3, 95, false, grid);
     check_parity<tc::lion_default, w4>(default_hyper<tc::lion_default>(), long_runs, 3, 96, false, grid);
+    check_parity<tc::lion_default, w4_s2>(default_hyper<tc::lion_default>(), long_runs, 3, 98, false, grid);
     check_parity<tc::adamw_default, w4>(default_hyper<tc::adamw_default>(), {2048 * 9 + 5, 278011}, 4, 97,
                                         /*non_finite=*/true, grid);
   }
@@ -249,6 +253,7 @@ TEST_CASE("parity: warp tiles") {
   WARP_TILES_CASE(adamw_amsgrad_default, w4, 104, "warp tiles 4 (three windowed slots)");
   WARP_TILES_CASE(adamw_mixed_states, w4, 106, "warp tiles 4 (int8 and bf16-SR states)");
   WARP_TILES_CASE(lion_reference, w4, 108, "warp tiles 4 (2-byte scales staged per tile)");
+  WARP_TILES_CASE(sgd_momentum, w4_s2, 114, "warp tiles 4, 2 stages");
   WARP_TILES_CASE(adamw_bf16_states, w4, 110, "warp tiles 4 (no scales)");
   WARP_TILES_CASE(sgdw_exact_fp8, w4_s5, 112, "warp tiles 4, 5 stages");
 #undef WARP_TILES_CASE
@@ -287,6 +292,12 @@ TEST_CASE("parity: warp tiles, small") {
   using w4 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 4>;
   check_parity<tc::adamw_default, w4>(default_hyper<tc::adamw_default>(), {2048 * 5, 2048 * 4}, 1, 120, false, 1);
 }
+// The same with 2 stages: the copies into a stage's buffer are issued right
+// after the warp has read it.
+TEST_CASE("parity: warp tiles, 2 stages, small") {
+  using w4_s2 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 2, false, 4>;
+  check_parity<tc::lion_rounded, w4_s2>(default_hyper<tc::lion_rounded>(), {2048 * 5, 2048 * 4}, 1, 121, false, 1);
+}
 
 // fp8 states step with a 5-stage ring by default (tuning/step_policy.hpp);
 // the other layouts keep 3. Long runs walk every slot of the longer ring
@@ -295,6 +306,15 @@ static_assert(tuning::default_step_policy<tc::adamw_fp8_states>::type::stages ==
 static_assert(tuning::default_step_policy<tc::sgdw_exact_fp8>::type::stages == 5, "one fp8 state: 5 stages");
 static_assert(tuning::default_step_policy<tc::adamw_default>::type::stages == 3, "8-bit default states: 3 stages");
 static_assert(tuning::default_step_policy<tc::adamw_mixed_states>::type::stages == 3, "int8 and bf16-SR states: 3");
+// Rules with one stored state keep 3 stages with warp tiles (2 were faster in
+// one lease and slower in another: tuning/step_policy.hpp); an fp8 momentum
+// takes 5.
+using lion_fp8_rounded = step_config<rule::lion, codec::rounded_split, bf16, codec::precision::fp8_momentum>;
+static_assert(tuning::default_step_policy<tc::lion_rounded>::type::stages == 3, "Lion, warp tiles: 3 stages");
+static_assert(tuning::default_step_policy<sgd_momentum_rounded>::type::stages == 3, "SGD-m, warp tiles: 3 stages");
+static_assert(tuning::default_step_policy<tc::adamw_rounded>::type::stages == 3, "AdamW, warp tiles: 3 stages");
+static_assert(tuning::default_step_policy<tc::lion_default>::type::stages == 3, "Lion, no warp tiles: 3 stages");
+static_assert(tuning::default_step_policy<lion_fp8_rounded>::type::stages == 5, "an fp8 momentum: 5 stages");
 TEST_CASE("parity: fp8 states' 5-stage ring, long runs") {
   using s3 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
   for (int grid : {1, 2, 5}) {

@@ -233,9 +233,25 @@ struct default_step_policy {
   static constexpr bool warp_tiles = std::is_same<typename Config::master, codec::rounded_split>::value &&
                                      windowed<S0>::value && windowed<S1>::value &&
                                      (S0::stores_state || S1::stores_state);
+  /// Rules with one stored state (Lion, SGD with momentum) keep 3 stages
+  /// with warp tiles too: 2 stages were faster in one lease and slower in
+  /// another (H200, one binary, 21 interleaved rounds, three passes,
+  /// medians, ms; R = 4; rounds D of bench/results/2026-12-03/session10 and
+  /// E3 of bench/results/2026-12-03/session11):
+  ///                          2 stages                  3 stages
+  ///   Lion, round D          0.7108 / 0.7109 / 0.7113  0.7175 / 0.7166 / 0.7183
+  ///   Lion, round E3         0.7315 / 0.7364 / 0.7363  0.7168 / 0.7170 / 0.7189
+  ///   SGD momentum, round D  0.7091 / 0.7098 / 0.7090  0.7216 / 0.7202 / 0.7211
+  ///   SGD momentum, round E3 0.7404 / 0.7412 / 0.7414  0.7341 / 0.7349 / 0.7372
+  /// (round E3's 2-stage runs spread from 0.71 to the median and beyond,
+  /// the 3-stage runs did not; Nsight Compute at a fixed 1.49 GHz: Lion
+  /// 827 against 819 us, SGD momentum 845 against 848 us, the warps'
+  /// long-scoreboard stalls per issue 0.35 against 0.08 and 0.14 against
+  /// 0.04).
+  static constexpr int stages = fp8_states ? 5 : 3;
 
  public:
-  using type = step_policy<256, 8, 2, true, true, true, true, true, false, fp8_states ? 5 : 3, false, warp_tiles ? 4 : 1>;
+  using type = step_policy<256, 8, 2, true, true, true, true, true, false, stages, false, warp_tiles ? 4 : 1>;
 };
 
 /// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
