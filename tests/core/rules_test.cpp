@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common/configs.hpp"
@@ -115,6 +116,24 @@ TEST_CASE("C6: zero gradients with zero weight decay leave every byte unchanged"
   check(sgd_momentum{}, "sgd momentum");
   check(lion_default{}, "lion");
   check(adamw_bf16_sr_states{}, "adamw bf16 sr states");
+}
+
+// The tests' before/after comparisons (typed_tensor::bytes()) hold every
+// byte a step can write and nothing else: not the storage of the slots past
+// the rule's, whose none_t is an empty type (its one byte is padding, never
+// written, so two equal tensors could differ there).
+TEST_CASE("harness: typed_tensor::bytes() is the stored bytes, without unused slots") {
+  using C = adamw_default;  // two slots; the third is codec::none
+  static_assert(std::is_empty<typename testutil::typed_tensor<C>::S2::code_type>::value, "an unused slot");
+  testutil::typed_tensor<C> a(64), b(64);
+  std::memset(static_cast<void*>(a.code2.data()), 0x00, a.code2.size() * sizeof(a.code2[0]));
+  std::memset(static_cast<void*>(b.code2.data()), 0xff, b.code2.size() * sizeof(b.code2[0]));
+  CHECK(a.bytes() == b.bytes());
+  auto size_of = [](const auto& v) { return v.size() * sizeof(v[0]); };
+  CHECK(a.bytes().size() ==
+        size_of(a.param) + size_of(a.aux) + size_of(a.code0) + size_of(a.scale0) + size_of(a.code1) + size_of(a.scale1));
+  reinterpret_cast<unsigned char*>(b.code1.data())[5] ^= 1u;  // a stored byte is seen
+  CHECK(a.bytes() != b.bytes());
 }
 
 TEST_CASE("C14: bad hyperparameters are refused before anything is written") {
