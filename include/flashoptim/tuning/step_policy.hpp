@@ -244,11 +244,11 @@ struct default_step_policy {
   ///   SGD momentum, round D  0.7091 / 0.7098 / 0.7090  0.7216 / 0.7202 / 0.7211
   ///   SGD momentum, round E3 0.7404 / 0.7412 / 0.7414  0.7341 / 0.7349 / 0.7372
   /// (in round E3 Lion's 2-stage runs spread from 0.711 ms to well past
-  /// their median, its 3-stage runs' best within 0.5% of theirs; round E4's
-  /// sustained steps, another lease: equal; Nsight Compute at a fixed 1.49 GHz: Lion
-  /// 827 against 819 us, SGD momentum 845 against 848 us, the warps'
-  /// long-scoreboard stalls per issue 0.35 against 0.08 and 0.14 against
-  /// 0.04).
+  /// their median, its 3-stage runs' best within 0.5% of theirs; round
+  /// E4's sustained steps, another lease: equal; Nsight Compute at a fixed
+  /// 1.49 GHz: Lion 827 against 819 us, SGD momentum 845 against 848 us,
+  /// the warps' long-scoreboard stalls per issue 0.35 against 0.08 and 0.14
+  /// against 0.04).
   static constexpr int stages = fp8_states ? 5 : 3;
 
  public:
