@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -56,6 +57,34 @@ struct buffers : testutil::typed_tensor<Config> {
   }
 };
 
+/// The buffers of the last benchmark that ran, kept while the next one steps
+/// the same configuration and size: Google Benchmark calls a benchmark's
+/// function more than once (a first run sizes its loop), and each thread
+/// count is a benchmark of its own, while building the buffers (a random
+/// draw and a scalar encode per parameter, on one thread) took several
+/// seconds at 2^26 parameters, longer than timing them. One set at a time.
+struct buffer_cache {
+  std::shared_ptr<void> held;
+  const void* tag = nullptr;  ///< which configuration `held` is
+  std::int64_t n = -1;
+};
+buffer_cache& the_buffer_cache() {
+  static buffer_cache cache;  // one for all configurations: at most one set alive
+  return cache;
+}
+template <class Config>
+buffers<Config>& shared_buffers(std::int64_t n) {
+  buffer_cache& cache = the_buffer_cache();
+  static const char tag = 0;  // one address per configuration
+  if (cache.tag != &tag || cache.n != n) {
+    cache.held.reset();  // free the previous set before building this one
+    cache.held = std::make_shared<buffers<Config>>(n);
+    cache.tag = &tag;
+    cache.n = n;
+  }
+  return *static_cast<buffers<Config>*>(cache.held.get());
+}
+
 template <class Config>
 typename Config::hyper hyper() {
   typename Config::hyper h;
@@ -67,7 +96,7 @@ typename Config::hyper hyper() {
 template <class Config>
 void bench_step(benchmark::State& state, isa path, int threads, std::int64_t min_groups_per_thread = 0) {
   const std::int64_t n = state.range(0);
-  buffers<Config> b(n);
+  buffers<Config>& b = shared_buffers<Config>(n);
   const auto h = hyper<Config>();
   cpu::step_options o;
   o.instruction_set = path;

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Medians (min-max) per layout of round_x1.sh's logs, and ours / DeepSpeed per round.
+Usage: summarize.py LOG..."""
+import re, statistics, sys
+pair = {'adamw_fp32': 'fp32/fp32', 'adamw_bf16_bf16_states': 'bf16/bf16',
+        'adamw_rounded_split_default_states': 'bf16/fp32', 'adamw_bf16_ulp8_default_states': 'bf16/fp32',
+        'adamw_bf16_ulp8_fp8_states': 'bf16/fp32', 'adamw_bf16_ulp8_fp16_sr_states': 'bf16/fp32'}
+for path in sys.argv[1:]:
+    rows, ratios, cur = {}, {}, {}
+    for line in open(path):
+        p = line.split()
+        if not p: continue
+        if p[0] == 'round': cur = {}; continue
+        if p[0] == 'deepspeed':
+            key, x = 'DeepSpeed ' + p[1], float(p[2])
+            cur[p[1]] = x
+        elif p[0] == 'ours':
+            m = re.search(r'cpu_step/(\w+)/', p[1]); v = re.search(r'params/s=([\d.]+)([GM])', p[2])
+            key, x = 'ours ' + m.group(1), float(v.group(1)) * (1 if v.group(2) == 'G' else 1e-3)
+            if pair[m.group(1)] in cur:
+                ratios.setdefault(m.group(1) + ' / DeepSpeed ' + pair[m.group(1)], []).append(x / cur[pair[m.group(1)]])
+        else: continue
+        rows.setdefault(key, []).append(x)
+    print(path)
+    for k, v in sorted(rows.items()):
+        print(f"  {k:50s} {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}) n={len(v)}")
+    for k, v in sorted(ratios.items()):
+        print(f"  {k:70s} {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})")
