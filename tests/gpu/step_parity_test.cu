@@ -283,6 +283,8 @@ static_assert(R<reference_rounded> == 1, "fp16 scales: no window");
 static_assert(R<tc::adamw_default> == 1, "the paper's split");
 static_assert(R<tc::adamw_bf16_native> == 1, "native<bf16>");
 static_assert(R<tc::adamw_fp16_ulp8> == 1, "fp16 + int8");
+static_assert(R<tc::adamw_ulp16> == 4, "bf16 + int16 ULP (its decode's Newton step)");
+static_assert(R<tc::adamw_fp16_ulp16> == 1, "fp16 + int16 ULP (not measured)");
 }  // namespace warp_tile_default
 
 // A small case of the same for compute-sanitizer (racecheck, synccheck):

@@ -196,9 +196,26 @@ struct ulp_arithmetic {
   /// M * 2^m: the multiplier of e * 2^(1-E) that gives e / h * M.
   static constexpr float code_scale = static_cast<float>(max_code) * static_cast<float>(1 << mant_bits);
   /// RN(c / M) * 2^-(m+1): exact (|c / M| >= 2^-15 keeps it normal). The
-  /// kernel tabulates it for int8 corrections.
+  /// kernel tabulates it for int8 corrections. On the device, RN(c / M) is
+  /// one Newton step from RN(1 / M) (Markstein: q = c * r, then q + (c - q *
+  /// M) * r), the correctly rounded quotient for every integer numerator
+  /// below 2^16 in magnitude and M = 127 or 32767 (the CPU's vector decode
+  /// computes it so: tests/cpu/ops_test.cpp checks every such numerator),
+  /// with both constants scaled by 2^(m+1), which scales every intermediate
+  /// exactly: three FMA-pipe instructions where __fdiv_rn took a reciprocal,
+  /// five more and an operand check with its slow-path branch per int16
+  /// correction. tests/gpu/exhaustive_test.cu compares the device's decode
+  /// with the codec's on every (parameter, correction) pair.
   FLASHOPTIM_HOST_DEVICE static float fraction(C c) {
+#if FLASHOPTIM_DEVICE_CODE
+    constexpr float d = static_cast<float>(max_code) * static_cast<float>(2 << mant_bits);  // M * 2^(m+1)
+    constexpr float r = (1.0f / static_cast<float>(max_code)) / static_cast<float>(2 << mant_bits);
+    const float a = static_cast<float>(c);
+    const float q = __fmul_rn(a, r);
+    return __fmaf_rn(__fmaf_rn(-q, d, a), r, q);
+#else
     return format::mul_rn(format::div_rn(static_cast<float>(c), static_cast<float>(max_code)), format::pow2(-(mant_bits + 1)));
+#endif
   }
   /// 2^E(lo), clamped to [2^Emin, 2^127], from lo's fp32 bits.
   FLASHOPTIM_HOST_DEVICE static float exponent_scale(float lo) {

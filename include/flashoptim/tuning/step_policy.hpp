@@ -193,9 +193,9 @@ struct default_step_policy {
                                      (fp8_state<S1>::value || !S1::stores_state) &&
                                      (fp8_state<S0>::value || fp8_state<S1>::value);
   /// Warp tiles (WarpTiles = 4) for the layouts they measured faster for:
-  /// the rounded split with every stored state in groups with fp32 scales
-  /// and int8 / uint8 / fp8 codes rounded to nearest (each has a window).
-  /// Round A2 of
+  /// the rounded split or the bf16 + int16 ULP split, with every stored
+  /// state in groups with fp32 scales and int8 / uint8 / fp8 codes rounded
+  /// to nearest (each has a window). Round A2 of
   /// bench/results/2026-12-03/session10 (H200, one binary, 21 interleaved
   /// rounds, two passes, medians, ms; R = 1 / R = 4, warp_tiles_per_turn 2):
   ///   AdamW default 268M    1.0294 / 0.9630 (-6.5%)   1.0383 / 0.9653 (-7.0%)
@@ -212,6 +212,13 @@ struct default_step_policy {
   ///   Lion, paper's split   0.7367 / 0.7536 (+2.3%) ... 0.7370 / 0.7553 (+2.5%)
   ///   SGD-m, paper's split  0.7550 / 0.7745 (+2.6%) ... 0.7591 / 0.7772 (+2.4%)
   ///   AdamW default         1.0104 / 0.9376 (-7.2%) ... 1.0088 / 0.9415 (-6.7%)
+  /// The bf16 + int16 ULP split joined them once its decode's division by
+  /// 32767 became one Newton step (proven::ulp_arithmetic::fraction; 794 ->
+  /// 717 instructions per tile): round G1 of
+  /// bench/results/2026-12-03/session12 (two binaries alternated, 21
+  /// interleaved rounds, two passes, medians, ms; R = 1 / R = 4):
+  ///   bf16 + int16 ULP, __fdiv_rn      1.1742 / 1.1758   1.1831 / 1.1799
+  ///   bf16 + int16 ULP, Newton step    1.0943 / 1.0747   1.0963 / 1.0745
   /// The windows lift the memory pattern (the default layout's bytes without
   /// arithmetic: 88.8% -> 92.1% of copy bandwidth, round V1 of
   /// bench/results/2026-12-03/session9); the ULP splits' longer loop bodies
@@ -230,7 +237,8 @@ struct default_step_policy {
   template <class Q, class Compander, codec::code_rounding R>
   struct windowed<codec::grouped<Q, Compander, codec::scale_fp32, R>>
       : std::bool_constant<measured_code<Q>::value && R != codec::code_rounding::stochastic> {};
-  static constexpr bool warp_tiles = std::is_same<typename Config::master, codec::rounded_split>::value &&
+  static constexpr bool warp_tiles = (std::is_same<typename Config::master, codec::rounded_split>::value ||
+                                      std::is_same<typename Config::master, codec::ulp_correction<bf16, std::int16_t>>::value) &&
                                      windowed<S0>::value && windowed<S1>::value &&
                                      (S0::stores_state || S1::stores_state);
   /// Rules with one stored state (Lion, SGD with momentum) keep 3 stages
