@@ -3,7 +3,7 @@
 # g++ 12 -O3 -march=sapphirerapids -fopenmp -D__AVX512__ against the stub torch/extension.h of
 # docs/cpu.md's recipe) beside bench_cpu_step (release preset of this tree, AVX-512 path), on the
 # H200 machine's host CPU: interleaved rounds at 16 and 8 threads on 2^26 parameters (the host's L3
-# is 300 MiB: 2^24 fp32 parameters with their states would nearly fit), 2 threads on 2^24, then one
+# is 300 MiB: the default layout's 2^24 parameters, 210 MB, would fit), 2 threads on 2^24, then one
 # core on 32768 parameters (L2). Usage (repo root): BIN=.dev/x12 OUT=out round_x1.sh [ROUNDS]
 set -u
 rounds=${1:-7}
