@@ -237,8 +237,11 @@ struct default_step_policy {
   template <class Q, class Compander, codec::code_rounding R>
   struct windowed<codec::grouped<Q, Compander, codec::scale_fp32, R>>
       : std::bool_constant<measured_code<Q>::value && R != codec::code_rounding::stochastic> {};
-  static constexpr bool warp_tiles = (std::is_same<typename Config::master, codec::rounded_split>::value ||
-                                      std::is_same<typename Config::master, codec::ulp_correction<bf16, std::int16_t>>::value) &&
+  /// The master modes measured faster with warp tiles (above).
+  template <class M>
+  struct measured_master : std::bool_constant<std::is_same<M, codec::rounded_split>::value ||
+                                              std::is_same<M, codec::ulp_correction<bf16, std::int16_t>>::value> {};
+  static constexpr bool warp_tiles = measured_master<typename Config::master>::value &&
                                      windowed<S0>::value && windowed<S1>::value &&
                                      (S0::stores_state || S1::stores_state);
   /// Rules with one stored state (Lion, SGD with momentum) keep 3 stages
