@@ -85,6 +85,20 @@ namespace codec = flashoptim::codec;
       ops::store_i32(a + i, va);                                                                                    \
     }                                                                                                               \
   }                                                                                                                 \
+  /* decode, then encode(before = after = the decoded value): an unchanged lane */                                \
+  template <class M>                                                                                                \
+  __attribute__((target(TARGET))) inline void master_unchanged(const typename M::param_type* p,                    \
+                                                              const typename M::aux_type* a, std::uint32_t* op,     \
+                                                              std::int32_t* oa, std::size_t n) {                    \
+    for (std::size_t i = 0; i < n; i += k::lanes) {                                                                 \
+      typename k::vmaster<M>::raw r;                                                                                \
+      k::vi vp, va = ops::set1i(0);                                                                                 \
+      const k::vf x = k::vmaster<M>::decode(p + i, a + i, r);                                                       \
+      k::vmaster<M>::encode(x, x, r, vp, va);                                                                       \
+      ops::store_i32(op + i, vp);                                                                                   \
+      ops::store_i32(oa + i, va);                                                                                   \
+    }                                                                                                               \
+  }                                                                                                                 \
   }
 
 FLASHOPTIM_TEST_PROBES(avx512, FLASHOPTIM_CPU_AVX512_TARGET)
@@ -367,6 +381,66 @@ TEST_CASE("master modes: vector decode and encode equal the codec's (strided enc
     check_master<codec::ulp_correction<fp16, std::int8_t>>(path, 509);
     check_master<codec::ulp_correction<fp16, std::int16_t>>(path, 509);
     check_master<codec::exact_split>(path, 509);
+    check_master<codec::rounded_split>(path, 509);
+  }
+}
+
+/// codec::reencodes_every_pair: re-encoding each decoded pair gives it back,
+/// through the vector code (whose encode has no select for master_update's
+/// "unchanged value keeps its bytes", group_kernel.inl) and through the
+/// codec's own functions (the GPU's range-checked attempt encodes so,
+/// kernel::reencoding_master). Every (parameter, correction) pair; those whose value is
+/// NaN go to the scalar step and are only counted. Returns their count.
+template <class M>
+long check_unchanged_pairs(isa path) {
+  using P = typename M::param_type;
+  using A = typename M::aux_type;
+  constexpr bool has_aux = !std::is_same<A, flashoptim::none_t>::value;
+  constexpr std::size_t n = 1 << 16;
+  std::vector<P> p(n);
+  std::vector<A> a(n);
+  std::vector<std::uint32_t> op(n);
+  std::vector<std::int32_t> oa(n);
+  long bad = 0, nan_pairs = 0;
+  for (int c = has_aux ? -128 : 0; c < (has_aux ? 128 : 1); ++c) {
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i].bits = static_cast<std::uint16_t>(i);
+      if constexpr (has_aux) a[i] = static_cast<A>(c);
+    }
+    if (path == isa::avx512) avx512_probe::master_unchanged<M>(p.data(), a.data(), op.data(), oa.data(), n);
+    else avx2_probe::master_unchanged<M>(p.data(), a.data(), op.data(), oa.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fmt::is_nan(M::decode(p[i], a[i]))) {
+        ++nan_pairs;
+        continue;
+      }
+      bad += static_cast<std::uint16_t>(op[i]) != p[i].bits;
+      if constexpr (has_aux) bad += static_cast<A>(oa[i]) != a[i];
+      // the trait's claim on the codec itself, which the GPU's range-checked
+      // attempt relies on (kernel::reencoding_master)
+      P sp;
+      A sa{};
+      M::encode(M::decode(p[i], a[i]), sp, sa);
+      bad += sp.bits != p[i].bits;
+      if constexpr (has_aux) bad += sa != a[i];
+    }
+  }
+  INFO(flashoptim::cpu::to_string(path), " ", M::name, " ", sizeof(P));
+  CHECK(bad == 0);
+  return nan_pairs;
+}
+
+TEST_CASE("master modes without the keep select: an unchanged lane keeps its bytes, every pair not NaN") {
+  static_assert(codec::reencodes_every_pair<codec::rounded_split>::value);
+  static_assert(codec::reencodes_every_pair<codec::native<bf16>>::value);
+  static_assert(!codec::reencodes_every_pair<codec::ulp_correction<bf16, std::int8_t>>::value);
+  for (isa path : vector_isas()) {
+    // rounded split: NaN parameters (2 x 127 patterns, any correction),
+    // infinities with a positive correction (2 x 127) and zeros with a
+    // negative one (2 x 128)
+    CHECK(check_unchanged_pairs<codec::rounded_split>(path) == 2 * 127 * 256 + 2 * 127 + 2 * 128);
+    CHECK(check_unchanged_pairs<codec::native<bf16>>(path) == 2 * 127);
+    CHECK(check_unchanged_pairs<codec::native<fp16>>(path) == 2 * 1023);
   }
 }
 
@@ -377,6 +451,7 @@ TEST_CASE("exhaustive: master encodings over all finite fp32 patterns" * doctest
     check_master<codec::ulp_correction<fp16, std::int8_t>>(path, 1);
     check_master<codec::ulp_correction<fp16, std::int16_t>>(path, 1);
     check_master<codec::exact_split>(path, 1);
+    check_master<codec::rounded_split>(path, 1);
   }
 }
 

@@ -231,6 +231,31 @@ struct master_limit<rounded_split> {
   FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE static float value() { return format::float_from_bits(0x7f7f7f7fu); }
 };
 
+/// Whether re-encoding a stored pair's value gives the pair back for every
+/// pair whose value is not NaN, not only for the pairs encode writes. Then
+/// master_update's "an unchanged value keeps its bytes" changes nothing
+/// where the value is not NaN, and a step that never commits an element
+/// whose value was NaN may encode without that select: the CPU's vector
+/// path (such groups are the scalar step's) and the GPU's range-checked
+/// first attempt (a NaN parameter stays NaN through every rule, and a
+/// non-finite result sends the tile to the exact step).
+///   - native<T>: decode widens exactly and rounding an exact value to T
+///     gives it back (zeros, subnormals and infinities included);
+///   - rounded_split: the value's bits are (p << 16) + (c << 8), c
+///     sign-extended. Their low 8 bits are 0, so the 24-bit rounding adds
+///     at most 0x80 without a carry into bit 8, and bits 8-15 are c again;
+///     the low 16 bits are c * 256 mod 2^16, below 0x7f80 for c >= 0 and
+///     at least 0x8000 for c < 0, so adding 0x8000 leaves the upper half p,
+///     or carries it from p - 1 back to p. The pairs this misses decode to
+///     NaN: NaN parameters, infinities with c > 0, zeros with c < 0.
+/// tests/cpu/ops_test.cpp checks every pair of both.
+template <class M>
+struct reencodes_every_pair : std::false_type {};
+template <class T>
+struct reencodes_every_pair<native<T>> : std::true_type {};
+template <>
+struct reencodes_every_pair<rounded_split> : std::true_type {};
+
 template <class M>
 struct is_master_mode : std::false_type {};
 template <class T>

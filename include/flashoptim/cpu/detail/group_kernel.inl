@@ -232,14 +232,19 @@ struct vmaster<codec::native<T>> {
     r.p = velem<T>::load(p);
     return velem<T>::value(r.p);
   }
+  /// fp32 and bf16: master_update without its select. Every value here is
+  /// not NaN (a group with a NaN is the scalar step's), and re-encoding an
+  /// unchanged value gives its bytes back (codec::reencodes_every_pair); fp32
+  /// stores the value's bits, bf16 rounds in integer arithmetic. fp16 keeps
+  /// the select: its conversion is F16C's, under the caller's MXCSR when
+  /// ieee_denormals is off, which this path does not reason about.
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi&) {
-    if constexpr (std::is_same<T, float>::value) {
-      // fp32 stores its value's bits: where they did not change, the old
-      // bytes are those bits already, so master_update's select is the identity
-      (void)before, (void)r;
-      p = ops::as_i(after);
-    } else {
+    static_assert(codec::reencodes_every_pair<codec::native<T>>::value, "");
+    if constexpr (std::is_same<T, fp16>::value) {
       p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
+    } else {
+      (void)before, (void)r;
+      p = velem<T>::from_float(after);
     }
   }
   FLASHOPTIM_CPU_FN static void store(T* p, none_t*, vi bits_p, vi) { velem<T>::store(p, bits_p); }
@@ -370,11 +375,17 @@ struct vmaster<codec::rounded_split> {
   }
   /// For non-NaN x (the NaN rule is the scalar path's). The stores keep the
   /// low 16 / 8 bits of each lane.
+  ///
+  /// master_update without its select, as for native<T>
+  /// (codec::reencodes_every_pair: an unchanged value that is not NaN
+  /// re-encodes to its own bytes; NaN groups are the scalar step's).
   FLASHOPTIM_CPU_FN static void encode(vf before, vf after, const raw& r, vi& p, vi& a) {
+    static_assert(codec::reencodes_every_pair<codec::rounded_split>::value, "");
+    (void)before, (void)r;
     const vi u = ops::as_i(after);
     const vi w = ops::addi(ops::addi(u, ops::set1i(0x7f)), ops::andi(ops::srli<8>(u), ops::set1i(1)));
-    p = ops::select_eqi(ops::as_i(before), u, r.p, ops::srli<16>(ops::addi(w, ops::set1i(0x8000))));
-    a = ops::select_eqi(ops::as_i(before), u, r.a, ops::srli<8>(w));
+    p = ops::srli<16>(ops::addi(w, ops::set1i(0x8000)));
+    a = ops::srli<8>(w);
   }
   FLASHOPTIM_CPU_FN static void store(bf16* p, std::int8_t* a, vi bits_p, vi bits_a) {
     ops::store_16(p, bits_p);
@@ -659,6 +670,12 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// the clamp.
   static constexpr bool clamps_n =
       !std::is_same<Scale, codec::scale_fp32>::value || (is_fp8 && R == codec::code_rounding::stochastic);
+  /// Integer codes rounded half up whose multiply and add fold into one FMA
+  /// (encode): every normalization here gives |y| <= 1 + 2^-22, and the fold
+  /// lemma holds there for qmax = 127 and 254, and for qmax = 255 on y >= 0
+  /// (the sqrt compander's).
+  static constexpr bool folds = !is_fp8 && R != codec::code_rounding::stochastic &&
+                                (qmax == 127 || qmax == 254 || (qmax == 255 && is_sqrt));
 
   using scale_value = vf;
   struct norm {
@@ -762,6 +779,24 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
       // detail::apply_reciprocal; t * 1 is t for every non-NaN t
       n = ops::mul(nm.has_pre ? ops::mul(t, nm.pre) : t, nm.factor);
       if (clamps_n) n = ops::min(is_sqrt ? n : ops::max(n, ops::set1(-1.0f)), ops::set1(1.0f));
+    }
+    if constexpr (folds) {
+      // The codes rounded half up, as kernel/proven_math.hpp's element rules:
+      // floor(RN(RN(qmax * y) + 0.5)) is floor(RN(qmax * y + 0.5)) (the fold
+      // lemma, for every |y| <= 1.01 and qmax = 127 or 254, and for y >= 0
+      // and qmax = 255; tests/gpu/proven_math_test.cpp sweeps every such y),
+      // one FMA. softsign's y = RN(2n / (1 + |n|)) is 2 RN(n / (1 + |n|))
+      // exactly (that quotient is normal, or n itself where 1 + |n| rounds
+      // to 1), so its code is floor(RN(2 qmax * q + 0.5)) with q the half
+      // quotient: the same real number before the one rounding.
+      const vf h = is_softsign ? ops::div(n, ops::add(ops::set1(1.0f), ops::abs(n))) : n;
+      vi c = ops::floor_to_int(ops::fma(h, ops::set1(static_cast<float>(is_softsign ? 2 * qmax : qmax)), ops::set1(0.5f)));
+      if (clamps) c = ops::mini(ops::maxi(c, ops::set1i(qmin)), ops::set1i(qmax));
+      // half_up_nonzero: h > 0 exactly where y > 0
+      if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(h, ops::set1(0.0f)), c, ops::set1i(1));
+      (void)seed, (void)step, (void)index;
+      velem<code_type>::store(q, c);
+      return;
     }
     const vf y = is_softsign ? ops::div(ops::mul(ops::set1(2.0f), n), ops::add(ops::set1(1.0f), ops::abs(n))) : n;
     if constexpr (is_fp8) {
