@@ -13,6 +13,7 @@
 #include "common/configs.hpp"
 #include "common/harness.hpp"
 #include "common/typed_tensor.hpp"
+#include "flashoptim/cpu/step.hpp"
 
 using namespace flashoptim;
 using namespace testconfigs;
@@ -116,6 +117,46 @@ TEST_CASE("C6: zero gradients with zero weight decay leave every byte unchanged"
   check(sgd_momentum{}, "sgd momentum");
   check(lion_default{}, "lion");
   check(adamw_bf16_sr_states{}, "adamw bf16 sr states");
+}
+
+TEST_CASE("C6/C5: a NaN parameter stored with another payload is re-encoded to its mode's NaN, on every path") {
+  // The host keeps a NaN operand's payload through the rule (NaN * 1 is
+  // itself), the GPU's arithmetic does not: master_update compares the
+  // updated value with its NaN canonical (codec::updated_bits), so the CPU
+  // re-encodes such a parameter as the GPU does (test_gpu_step_parity, "every
+  // stored parameter pattern"), whether or not the update is zero.
+  auto check = [](auto tag, const char* name, auto set_nan, auto check_nan) {
+    using C = decltype(tag);
+    for (bool vector_path : {false, true}) {
+      tensor_store<C> t(256);
+      testdata::generator gen(12);
+      for (int i = 0; i < 256; ++i) t.set_master(i, gen.value(1.0f, 0.0));
+      for (int i : {0, 37, 255}) set_nan(t, i);
+      typename C::hyper h;
+      h.lr = 0.0;
+      h.weight_decay = 0;
+      auto r = t.ref();
+      step_args a;
+      a.step = 1;
+      REQUIRE((vector_path ? cpu::step<C>(h, a, &r, 1) : cpu::step_serial<C>(h, a, &r, 1)).ok());
+      INFO(name, vector_path ? ", cpu::step" : ", step_serial");
+      for (int i : {0, 37, 255}) check_nan(t, i);
+      CHECK(t.master(1) == t.master(1));  // the others stay finite
+    }
+  };
+  check(
+      adamw_bf16_native{}, "native<bf16>", [](auto& t, int i) { t.param[i] = bf16{0x7fc0}; },
+      [](auto& t, int i) { CHECK(t.param[i].bits == 0x7fff); });
+  check(
+      adamw_rounded{}, "rounded_split", [](auto& t, int i) { t.param[i] = bf16{0xffc1}, t.aux[i] = 5; },
+      [](auto& t, int i) { CHECK((t.param[i].bits == 0x7fff && t.aux[i] == 0)); });
+  check(
+      adamw_fp32_native{}, "native<float>", [](auto& t, int i) { t.param[i] = format::float_from_bits(0x7fc00001u); },
+      [](auto& t, int i) { CHECK(format::bits_of(t.param[i]) == 0x7fffffffu); });
+  check(
+      adamw_bf16_master{}, "fp32_master<bf16>",
+      [](auto& t, int i) { t.param[i] = bf16{0x7fc0}, t.aux[i] = format::float_from_bits(0xffc00000u); },
+      [](auto& t, int i) { CHECK((t.param[i].bits == 0x7fff && format::bits_of(t.aux[i]) == 0x7fffffffu)); });
 }
 
 // The tests' before/after comparisons (typed_tensor::bytes()) hold every

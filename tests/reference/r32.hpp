@@ -510,7 +510,8 @@ inline void step(const model& md, tensor& t, std::int64_t step_count, double inv
         }
       }
       for (int k = 0; k < slots; ++k) st[k][i] = e[k];
-      if (bits(x) != bits(y)) master_encode(md.master, y, p, a);
+      // a NaN counts as changed unless it was the canonical one (codec::updated_bits)
+      if (bits(x) != (std::isnan(y) ? 0x7fffffffu : bits(y))) master_encode(md.master, y, p, a);
     }
     for (int k = 0; k < slots; ++k) {
       const codec_desc& c = md.state[k];

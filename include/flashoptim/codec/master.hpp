@@ -186,29 +186,47 @@ struct rounded_split {
   }
 };
 
+/// The updated value's bits as master_update compares them with the value
+/// before: a NaN as the canonical NaN. The host's arithmetic keeps a NaN
+/// operand's payload (a NaN parameter times 1 is itself), the GPU's makes
+/// every NaN it computes canonical (docs/contract.md §1), so without this a
+/// NaN parameter stored with another payload (0x7fc0, torch's bf16 NaN) kept
+/// its bytes on the CPU and was re-encoded on the GPU. With it both re-encode
+/// it, to the mode's NaN. On the device the updated value is already an
+/// arithmetic result: the bits as they are.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint32_t updated_bits(float after) {
+#if FLASHOPTIM_DEVICE_CODE
+  return format::bits_of(after);
+#else
+  return format::bits_of(format::canonicalize_nan(after));
+#endif
+}
+
 /// Decode, and the re-encode the step performs after updating: an element
 /// whose fp32 value did not change keeps its bytes (a zero update must not
-/// move a parameter; ULP corrections are not idempotent at c = ±M).
+/// move a parameter; ULP corrections are not idempotent at c = ±M). A NaN
+/// value counts as changed unless it was the canonical NaN (updated_bits).
 template <class Master>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update(float before, float after,
                                                             typename Master::param_type& p,
                                                             typename Master::aux_type& a) {
-  if (format::bits_of(before) == format::bits_of(after)) return;
+  if (format::bits_of(before) == updated_bits(after)) return;
   Master::encode(after, p, a);
 }
 
 /// rounded_split's update without a branch around its encode (a few integer
 /// operations): the old bytes are kept by a select. Same bytes as the
-/// primary template. (Every pair encode writes re-encodes to itself, but a
-/// pair written by someone else, a NaN parameter with another payload or
-/// zero with a negative remainder, need not: a zero update keeps it too.)
+/// primary template. (Every pair encode writes re-encodes to itself, and so
+/// does every pair whose value is not NaN (reencodes_every_pair, below); a
+/// zero update keeps the others too, zero with a negative remainder among
+/// them, except a NaN, which is re-encoded as in the primary template.)
 template <>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<rounded_split>(float before, float after, bf16& p,
                                                                            std::int8_t& a) {
   bf16 np;
   std::int8_t na;
   rounded_split::encode(after, np, na);
-  const bool keep = format::bits_of(before) == format::bits_of(after);
+  const bool keep = format::bits_of(before) == updated_bits(after);
   p = keep ? p : np;
   a = keep ? a : na;
 }
