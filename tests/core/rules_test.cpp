@@ -123,7 +123,8 @@ TEST_CASE("C6/C5: a NaN parameter stored with another payload is re-encoded to i
   // The host keeps a NaN operand's payload through the rule (NaN * 1 is
   // itself), the GPU's arithmetic does not: master_update compares the
   // updated value with its NaN canonical (codec::updated_bits), so the CPU
-  // re-encodes such a parameter as the GPU does (test_gpu_step_parity, "every
+  // re-encodes such a parameter as the GPU does, and keeps one that decodes
+  // to the canonical NaN as the GPU does (test_gpu_step_parity, "every
   // stored parameter pattern"), whether or not the update is zero.
   auto check = [](auto tag, const char* name, auto set_nan, auto check_nan) {
     using C = decltype(tag);
@@ -147,6 +148,11 @@ TEST_CASE("C6/C5: a NaN parameter stored with another payload is re-encoded to i
   check(
       adamw_bf16_native{}, "native<bf16>", [](auto& t, int i) { t.param[i] = bf16{0x7fc0}; },
       [](auto& t, int i) { CHECK(t.param[i].bits == 0x7fff); });
+  // fp16 decodes every NaN to the canonical one (cvt.f32.f16 does), which the
+  // rule's result equals: kept, on both
+  check(
+      adamw_fp16_native{}, "native<fp16>", [](auto& t, int i) { t.param[i] = fp16{0x7c01}; },
+      [](auto& t, int i) { CHECK(t.param[i].bits == 0x7c01); });
   check(
       adamw_rounded{}, "rounded_split", [](auto& t, int i) { t.param[i] = bf16{0xffc1}, t.aux[i] = 5; },
       [](auto& t, int i) { CHECK((t.param[i].bits == 0x7fff && t.aux[i] == 0)); });

@@ -192,8 +192,10 @@ struct rounded_split {
 /// every NaN it computes canonical (docs/contract.md §1), so without this a
 /// NaN parameter stored with another payload (0x7fc0, torch's bf16 NaN) kept
 /// its bytes on the CPU and was re-encoded on the GPU. With it both re-encode
-/// it, to the mode's NaN. On the device the updated value is already an
-/// arithmetic result: the bits as they are.
+/// it, to the mode's NaN, unless its decoded value is the canonical NaN
+/// itself (every fp16 NaN decodes so, on both: format_traits<fp16>), which
+/// both keep. On the device the updated value is already an arithmetic
+/// result: the bits as they are.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint32_t updated_bits(float after) {
 #if FLASHOPTIM_DEVICE_CODE
   return format::bits_of(after);

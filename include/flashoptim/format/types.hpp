@@ -120,7 +120,9 @@ struct format_traits<fp16> : small_float_traits<fp16, fp16_spec> {
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
     return f;
 #else
-    return decode_small_float<fp16_spec>(v.bits);
+    // A NaN as the canonical NaN, which cvt.f32.f16 gives for every fp16 NaN:
+    // master_update's "unchanged" compares decoded values (codec::updated_bits)
+    return canonicalize_nan(decode_small_float<fp16_spec>(v.bits));
 #endif
   }
   FLASHOPTIM_HOST_DEVICE static fp16 from_float(float x, rounding mode = rounding::nearest_even,
