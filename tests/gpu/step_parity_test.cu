@@ -287,6 +287,90 @@ static_assert(R<tc::adamw_ulp16> == 4, "bf16 + int16 ULP (its decode's Newton st
 static_assert(R<tc::adamw_fp16_ulp16> == 1, "fp16 + int16 ULP (not measured)");
 }  // namespace warp_tile_default
 
+// The range-checked attempt without master_update's keep select
+// (Policy::checked_reencode; kernel_config.cuh, codec::reencodes_every_pair):
+// the default takes it where it measured faster, and every stored parameter
+// pattern (every rounded-split pair, NaN parameters, infinities and zeros
+// with a negative correction among them) keeps the bytes the CPU's
+// master_update gives it under a zero update (lr = 0: every finite value is
+// unchanged), then under a real one. A NaN parameter sends its tile to the
+// exact step, which treats it as the CPU does (codec::updated_bits: before
+// this test the CPU kept a bf16 0x7fc0 that the GPU re-encoded, and
+// re-encoded an fp16 NaN that the GPU kept).
+namespace checked_reencode {
+namespace c = codec;
+namespace p = codec::precision;
+using fp8_rounded = step_config<rule::adamw, c::rounded_split, bf16, p::fp8_momentum, p::fp8_second_moment>;
+using native_reference = step_config<rule::adamw, c::native<bf16>, bf16, c::reference::momentum, c::reference::second_moment>;
+template <class Config>
+constexpr bool on = tuning::default_step_policy<Config>::type::checked_reencode;
+static_assert(on<tc::adamw_bf16_native> && on<tc::adamw_fp16_native>, "native<T>: measured faster");
+static_assert(!on<fp8_rounded>, "rounded split, fp8 states: faster in one lease only");
+static_assert(!on<tc::adamw_rounded> && !on<tc::lion_rounded>, "rounded split, int8 states: AdamW measured slower");
+static_assert(!on<tc::adamw_default>, "the paper's split is not listed by reencodes_every_pair");
+/// The default policy of the rounded split with 8-bit states, re-encoding.
+using w4_reencode = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 4, true>;
+using r1_reencode = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3, false, 1, true>;
+// With a reference-layout state the finite guard is off, so the attempt
+// keeps the select whatever the policy says.
+static_assert(std::is_same<kernel::kernel_config<native_reference, true, true, true, true, true>::master,
+                           c::native<bf16>>::value);
+static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, true, true, true, true>::master,
+                           kernel::reencoding_master<c::native<bf16>>>::value);
+static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, true, true, true, false>::master,
+                           c::native<bf16>>::value);
+
+/// Every parameter pattern (with every correction for a one-byte aux),
+/// repeated to `total` elements in two tensors; a zero update then a real one.
+template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
+void every_pattern(std::uint64_t seed) {
+  constexpr bool aux8 = Config::has_aux && sizeof(typename Config::aux_type) == 1;
+  const std::int64_t patterns = aux8 ? (std::int64_t{1} << 24) : (std::int64_t{1} << 16);
+  tensor_set<Config> ts;
+  ts.allocate({patterns / 2 + 3, patterns / 2 - 3});
+  testdata::generator gen(seed);
+  ts.init(gen);
+  std::int64_t k = 0;
+  for (std::size_t t = 0; t < ts.count(); ++t) {
+    auto r = ts.ref(t, false);
+    for (std::int64_t e = 0; e < r.size; ++e, ++k) {
+      r.param[e].bits = static_cast<std::uint16_t>(k);
+      if constexpr (aux8) r.aux[e] = static_cast<typename Config::aux_type>(static_cast<std::uint8_t>(k >> 16));
+    }
+  }
+  ts.upload();
+  device::step_plan<Config, Policy> plan;
+  const auto refs = ts.refs(true);
+  STATUS_OK(plan.build(refs.data(), refs.size()));
+  for (int s = 1; s <= 2; ++s) {
+    auto h = default_hyper<Config>();
+    if (s == 1) h.lr = 0.0;
+    ts.fill_grads(gen, 1.0f, 0.05, false);
+    ts.upload(s_grad);
+    step_args a;
+    a.step = s;
+    STATUS_OK(cpu_step(ts, h, a));
+    STATUS_OK(plan.ref().step_async(h, a, nullptr));
+    GPU_CHECK(cudaDeviceSynchronize());
+    std::string where;
+    const bool same = ts.same(where);
+    INFO("step ", s, " (lr ", h.lr, "): ", where);
+    REQUIRE(same);
+  }
+}
+}  // namespace checked_reencode
+
+TEST_CASE("parity: every stored parameter pattern, the re-encoding attempt") {
+  using namespace checked_reencode;
+  every_pattern<tc::adamw_bf16_native>(130);
+  every_pattern<tc::adamw_fp16_native>(131);
+  every_pattern<fp8_rounded, tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 5, false, 4, true>>(132);
+  every_pattern<tc::adamw_rounded, w4_reencode>(133);
+  every_pattern<tc::lion_rounded, w4_reencode>(134);
+  every_pattern<tc::adamw_rounded>(135);  // the default: the select kept
+  every_pattern<native_reference, r1_reencode>(136);
+}
+
 // A small case of the same for compute-sanitizer (racecheck, synccheck):
 // one block over 9 units of two tensors: a group of 4 units with windows and
 // the tail unit of the first tensor, then the second tensor's group of 4.

@@ -14,6 +14,7 @@
 #include "flashoptim/kernel/proven_codecs.cuh"
 #include "flashoptim/kernel/range_checked.cuh"
 #include "flashoptim/rule/config.hpp"
+#include "flashoptim/rule/tile.hpp"
 
 namespace flashoptim::kernel {
 
@@ -35,6 +36,23 @@ struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree, Proven> 
   static constexpr bool tabulated = Tabulate && std::is_same<C, std::int8_t>::value;
   using type = std::conditional_t<Proven, proven_master<codec::ulp_correction<T, C>, tabulated>,
                                   kernel_master<codec::ulp_correction<T, C>, tabulated, BranchFree>>;
+};
+
+/// The range-checked attempt's master with Policy::checked_reencode:
+/// master_update is the encode (below), for a master listed by
+/// codec::reencodes_every_pair whose step has the finite guard (which a
+/// reference-layout state turns off): that attempt commits a tile only if
+/// every updated parameter is finite, and a NaN parameter stays NaN through
+/// every rule, so no committed element had a NaN value, the one case where
+/// the keep select acts.
+template <class M, class Config, bool Checked, bool Reencode>
+struct checked_master_select {
+  using type = M;
+};
+template <class M, class Config>
+struct checked_master_select<M, Config, true, true> {
+  using type = std::conditional_t<codec::reencodes_every_pair<M>::value && ::flashoptim::finite_guard<Config>::enabled,
+                                  reencoding_master<M>, M>;
 };
 
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,
@@ -73,7 +91,9 @@ struct kernel_slot_map<KC, std::integer_sequence<int, I...>> {
 /// master mode and state codecs replaced by their kernel wrappers.
 /// Checked: the first attempt of a range-checked step (rule with fast
 /// division and square root, scalars carrying the check's flag).
-template <class Config, bool Tabulate, bool BranchFree = false, bool Proven = false, bool Checked = false>
+/// Reencode (with Checked): Policy::checked_reencode.
+template <class Config, bool Tabulate, bool BranchFree = false, bool Proven = false, bool Checked = false,
+          bool Reencode = false>
 struct kernel_config {
   using base = Config;
   static constexpr bool checked = Checked;
@@ -94,7 +114,7 @@ struct kernel_config {
   static constexpr bool any = master_sel::tabulated || any_of_slots<num_slots, slot_tabulated>;
 
   using rule = std::conditional_t<Checked, typename rule_check::type, typename Config::rule>;
-  using master = typename master_sel::type;
+  using master = typename detail::checked_master_select<typename master_sel::type, Config, Checked, Reencode>::type;
   using param_type = typename Config::param_type;
   using aux_type = typename Config::aux_type;
   using grad_type = typename Config::grad_type;

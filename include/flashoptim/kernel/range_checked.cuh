@@ -105,4 +105,32 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE checked_scalars<Rule> make_checked_scal
   return c;
 }
 
+/// A master mode M of codec::reencodes_every_pair as the range-checked
+/// attempt runs it with Policy::checked_reencode (kernel_config.cuh): M
+/// itself, with master_update the encode alone (below).
+template <class M>
+struct reencoding_master : M {};
+
 }  // namespace flashoptim::kernel
+
+namespace flashoptim::codec {
+/// master_update without the keep select: re-encoding an unchanged value
+/// gives its bytes back unless it is NaN (reencodes_every_pair), and the
+/// attempt that uses this commits no element whose value was NaN.
+#define FLASHOPTIM_REENCODING_MASTER_UPDATE(M)                                                           \
+  template <>                                                                                            \
+  FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::reencoding_master<M>>(             \
+      float, float after, typename M::param_type & p, typename M::aux_type & a) {                        \
+    static_assert(reencodes_every_pair<M>::value, "only where re-encoding is the keep");                 \
+    M::encode(after, p, a);                                                                              \
+  }
+FLASHOPTIM_REENCODING_MASTER_UPDATE(native<float>)
+FLASHOPTIM_REENCODING_MASTER_UPDATE(native<bf16>)
+FLASHOPTIM_REENCODING_MASTER_UPDATE(native<fp16>)
+FLASHOPTIM_REENCODING_MASTER_UPDATE(rounded_split)
+#undef FLASHOPTIM_REENCODING_MASTER_UPDATE
+
+/// The wrapped mode's limit (rounded_split's is its own).
+template <class M>
+struct master_limit<kernel::reencoding_master<M>> : master_limit<M> {};
+}  // namespace flashoptim::codec

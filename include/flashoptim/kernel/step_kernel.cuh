@@ -763,7 +763,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   // The first attempt of a range-checked vector tile (TC itself otherwise).
   using TCc = std::conditional_t<
       Policy::range_checked,
-      kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges, true>, TC>;
+      kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges, true,
+                    Policy::checked_reencode>, TC>;
   using scalars = typename Config::scalars;
   constexpr int N = Policy::elements_per_thread;
   constexpr std::int64_t unit = Policy::unit_elements;
@@ -910,7 +911,7 @@ template <class Config, class Policy>
 constexpr std::size_t step_shared_bytes() {
   using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
   using TCc = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges,
-                            Policy::range_checked>;
+                            Policy::range_checked, Policy::range_checked && Policy::checked_reencode>;
   std::size_t stages = 0;
   if constexpr (Policy::stages > 1) {
     using L = stage_layout<TCc, Policy::elements_per_thread, Policy::threads>;

@@ -48,9 +48,15 @@ namespace flashoptim::tuning {
 ///                      one tile of each unit, and the warp copies those
 ///                      tiles' 4-byte group scales in one request into a
 ///                      window of shared memory (docs/gpu.md, "Warp tiles")
+///   CheckedReencode    (needs RangeChecked) the range-checked attempt
+///                      encodes a master that codec::reencodes_every_pair
+///                      lists without master_update's keep select: it
+///                      commits no tile with a NaN parameter, where alone
+///                      the select acts (docs/gpu.md, "The master's keep
+///                      select")
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
-          int Stages = 1, bool SyncStages = false, int WarpTiles = 1>
+          int Stages = 1, bool SyncStages = false, int WarpTiles = 1, bool CheckedReencode = false>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -68,6 +74,9 @@ struct step_policy {
   static constexpr bool sync_stages = SyncStages;
   /// Consecutive tiles per warp in a run (1: a warp's tile of each unit).
   static constexpr int warp_tiles = WarpTiles;
+  /// The range-checked attempt encodes reencodes_every_pair masters without
+  /// the keep select.
+  static constexpr bool checked_reencode = CheckedReencode;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -78,6 +87,7 @@ struct step_policy {
   static_assert(UnitRuns || !Prefetch, "prefetching follows the unit runs");
   static_assert(Stages >= 1, "at least the tile being stepped");
   static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
+  static_assert(RangeChecked || !CheckedReencode, "the re-encoding attempt is the range-checked one");
   static_assert(!SyncStages || Stages > 1, "the barrier is the staged loop's");
   static_assert(WarpTiles >= 1 && (WarpTiles & (WarpTiles - 1)) == 0, "a power of two");
   static_assert(WarpTiles == 1 || Stages > 1, "warp tiles are the staged loop's");
@@ -261,9 +271,31 @@ struct default_step_policy {
   /// the warps' long-scoreboard stalls per issue 0.35 against 0.08 and 0.14
   /// against 0.04).
   static constexpr int stages = fp8_states ? 5 : 3;
+  /// The range-checked attempt without the master's keep select
+  /// (CheckedReencode) for native<T> parameters, the one layout it measured
+  /// faster for in two leases. Not for the rounded split, whose AdamW kernel,
+  /// 5% fewer instructions along its path, measured slower in both, and
+  /// whose fp8-state kernel gained in one lease only. Rounds H1 and H2 of
+  /// bench/results/2026-12-04/session13 (H200, binaries alternated, two
+  /// passes of 15 interleaved rounds each, medians, ms; with the select /
+  /// without it for every such master):
+  ///                         H1                                  H2
+  ///   native<bf16> master   0.8313 / 0.7849  0.8352 / 0.7868    0.7959 / 0.7672  0.7970 / 0.7689
+  ///   fp8 states            0.8962 / 0.8732  0.8960 / 0.8743    0.8680 / 0.8734  0.8691 / 0.8728
+  ///   AdamW default         0.9456 / 0.9623  0.9453 / 0.9630    0.9086 / 0.9172  0.9106 / 0.9172
+  ///   Lion default          0.7161 / 0.7174  0.7164 / 0.7194    0.7145 / 0.7189  0.7158 / 0.7180
+  ///   SGD momentum          0.7219 / 0.7215  0.7211 / 0.7233    0.7176 / 0.7224  0.7180 / 0.7231
+  ///   the paper's split     1.0046 / 1.0042  1.0080 / 1.0045    0.9566 / 0.9569  0.9633 / 0.9576
+  /// (the paper's split, no master of reencodes_every_pair: the same code).
+  template <class M>
+  struct native_master : std::false_type {};
+  template <class T>
+  struct native_master<codec::native<T>> : std::true_type {};
+  static constexpr bool checked_reencode = native_master<typename Config::master>::value;
 
  public:
-  using type = step_policy<256, 8, 2, true, true, true, true, true, false, stages, false, warp_tiles ? 4 : 1>;
+  using type = step_policy<256, 8, 2, true, true, true, true, true, false, stages, false, warp_tiles ? 4 : 1,
+                           checked_reencode>;
 };
 
 /// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
