@@ -153,6 +153,11 @@ TEST_CASE("C6/C5: a NaN parameter stored with another payload is re-encoded to i
   check(
       adamw_fp16_native{}, "native<fp16>", [](auto& t, int i) { t.param[i] = fp16{0x7c01}; },
       [](auto& t, int i) { CHECK(t.param[i].bits == 0x7c01); });
+  // the paper's split: a NaN parameter decodes to the canonical NaN (the
+  // GPU's add makes it): kept, on both
+  check(
+      adamw_default{}, "ulp_correction<bf16, int8>", [](auto& t, int i) { t.param[i] = bf16{0x7fc0}, t.aux[i] = 3; },
+      [](auto& t, int i) { CHECK((t.param[i].bits == 0x7fc0 && t.aux[i] == 3)); });
   check(
       adamw_rounded{}, "rounded_split", [](auto& t, int i) { t.param[i] = bf16{0xffc1}, t.aux[i] = 5; },
       [](auto& t, int i) { CHECK((t.param[i].bits == 0x7fff && t.aux[i] == 0)); });

@@ -369,6 +369,9 @@ TEST_CASE("parity: every stored parameter pattern, the re-encoding attempt") {
   every_pattern<tc::lion_rounded, w4_reencode>(134);
   every_pattern<tc::adamw_rounded>(135);  // the default: the select kept
   every_pattern<native_reference, r1_reencode>(136);
+  // the paper's split (no re-encoding attempt): the NaN rule's other side,
+  // a NaN parameter whose decoded value is the canonical NaN
+  every_pattern<tc::adamw_default>(137);
 }
 
 // A small case of the same for compute-sanitizer (racecheck, synccheck):

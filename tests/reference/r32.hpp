@@ -83,7 +83,9 @@ inline float master_decode(const master_desc& m, const std::uint8_t* p, const st
                                        : static_cast<int>(*reinterpret_cast<const std::int16_t*>(a));
       const int k = narrow_exponent(m.param, pb) - mant_bits(m.param) - 1;
       const float f = static_cast<float>(c) / static_cast<float>(m.max_code);
-      return load_float(m.param, p) + std::ldexp(f, k);
+      const float x = load_float(m.param, p) + std::ldexp(f, k);
+      // a NaN parameter decodes to the canonical NaN (the GPU's add makes it)
+      return std::isnan(x) ? from_bits(0x7fffffffu) : x;
     }
     case master_kind::exact_split: {
       std::uint16_t pb, cb; std::memcpy(&pb, p, 2); std::memcpy(&cb, a, 2);

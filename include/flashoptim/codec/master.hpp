@@ -91,9 +91,17 @@ struct ulp_correction {
     return static_cast<C>(static_cast<int>(format::copysign_bits(r, s)));
   }
 
+  /// A NaN parameter decodes to the canonical NaN: the device's add makes
+  /// it, the host's keeps the operand's payload and is made to agree
+  /// (master_update compares decoded values, updated_bits).
   FLASHOPTIM_HOST_DEVICE static float decode(T p, C c) {
     const float f = format::div_rn(static_cast<float>(c), static_cast<float>(max_code));
-    return format::add_rn(format::to_float(p), format::scale_pow2(f, log2_half_ulp(p)));
+    const float x = format::add_rn(format::to_float(p), format::scale_pow2(f, log2_half_ulp(p)));
+#if FLASHOPTIM_DEVICE_CODE
+    return x;
+#else
+    return format::canonicalize_nan(x);
+#endif
   }
 
   FLASHOPTIM_HOST_DEVICE static void encode(float x, T& p, C& c) {
@@ -193,9 +201,11 @@ struct rounded_split {
 /// NaN parameter stored with another payload (0x7fc0, torch's bf16 NaN) kept
 /// its bytes on the CPU and was re-encoded on the GPU. With it both re-encode
 /// it, to the mode's NaN, unless its decoded value is the canonical NaN
-/// itself (every fp16 NaN decodes so, on both: format_traits<fp16>), which
-/// both keep. On the device the updated value is already an arithmetic
-/// result: the bits as they are.
+/// itself, which both keep: every fp16 NaN and every NaN of the ULP modes
+/// decodes so on both (the device's conversion and add make it, the host's
+/// decodes canonicalize: format_traits<fp16>, ulp_correction::decode). On
+/// the device the updated value is already an arithmetic result: the bits
+/// as they are.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE std::uint32_t updated_bits(float after) {
 #if FLASHOPTIM_DEVICE_CODE
   return format::bits_of(after);
