@@ -31,6 +31,24 @@ typename Config::hyper default_hyper() {
   return h;
 }
 
+/// Step s of `ts` on both sides, cpu::step_serial and the plan's ref r, with
+/// fresh gradients; every byte compared afterwards.
+template <class Config, class Ref>
+void step_and_compare(tensor_set<Config>& ts, const Ref& r, const typename Config::hyper& h, int s,
+                      testdata::generator& gen, bool non_finite) {
+  ts.fill_grads(gen, 1.0f, 0.05, non_finite);
+  ts.upload(s_grad);
+  step_args a;
+  a.step = s;
+  STATUS_OK(cpu_step(ts, h, a));
+  STATUS_OK(r.step_async(h, a, nullptr));
+  GPU_CHECK(cudaDeviceSynchronize());
+  std::string where;
+  const bool same = ts.same(where);
+  INFO("step ", s, " (lr ", h.lr, "): ", where);
+  REQUIRE(same);
+}
+
 /// Steps `sizes` as one plan for `steps` steps; compares after every step.
 template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
 void check_parity(const typename Config::hyper& h, const std::vector<std::int64_t>& sizes, int steps,
@@ -44,19 +62,7 @@ void check_parity(const typename Config::hyper& h, const std::vector<std::int64_
   const auto refs = ts.refs(true);
   STATUS_OK(plan.build(refs.data(), refs.size()));
   const auto r = grid > 0 ? plan.ref().with_grid(grid) : plan.ref();
-  for (int s = 1; s <= steps; ++s) {
-    ts.fill_grads(gen, 1.0f, 0.05, non_finite);
-    ts.upload(s_grad);
-    step_args a;
-    a.step = s;
-    STATUS_OK(cpu_step(ts, h, a));
-    STATUS_OK(r.step_async(h, a, nullptr));
-    GPU_CHECK(cudaDeviceSynchronize());
-    std::string where;
-    const bool same = ts.same(where);
-    INFO("step ", s, ": ", where);
-    REQUIRE(same);
-  }
+  for (int s = 1; s <= steps; ++s) step_and_compare(ts, r, h, s, gen, non_finite);
 }
 
 template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
@@ -320,8 +326,8 @@ static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, tr
 static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, true, true, true, false>::master,
                            c::native<bf16>>::value);
 
-/// Every parameter pattern (with every correction for a one-byte aux),
-/// repeated to `total` elements in two tensors; a zero update then a real one.
+/// Every parameter pattern (with every correction for a one-byte aux), in
+/// two tensors; a zero update then a real one.
 template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
 void every_pattern(std::uint64_t seed) {
   constexpr bool aux8 = Config::has_aux && sizeof(typename Config::aux_type) == 1;
@@ -345,17 +351,7 @@ void every_pattern(std::uint64_t seed) {
   for (int s = 1; s <= 2; ++s) {
     auto h = default_hyper<Config>();
     if (s == 1) h.lr = 0.0;
-    ts.fill_grads(gen, 1.0f, 0.05, false);
-    ts.upload(s_grad);
-    step_args a;
-    a.step = s;
-    STATUS_OK(cpu_step(ts, h, a));
-    STATUS_OK(plan.ref().step_async(h, a, nullptr));
-    GPU_CHECK(cudaDeviceSynchronize());
-    std::string where;
-    const bool same = ts.same(where);
-    INFO("step ", s, " (lr ", h.lr, "): ", where);
-    REQUIRE(same);
+    step_and_compare(ts, plan.ref(), h, s, gen, false);
   }
 }
 }  // namespace checked_reencode
