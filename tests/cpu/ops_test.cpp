@@ -72,32 +72,50 @@ namespace codec = flashoptim::codec;
       ops::store(out + i, k::vmaster<M>::decode(p + i, a + i, r));                                                 \
     }                                                                                                               \
   }                                                                                                                 \
-  /* encode(before = -after) always re-encodes: the bytes master_update writes */                                 \
+  /* encode(before = after with its lowest bit flipped) always re-encodes: the bytes master_update */             \
+  /* writes, through the step's own pair stores */                                                                \
   template <class M>                                                                                                \
-  __attribute__((target(TARGET))) inline void master_encode(const float* x, std::uint32_t* p, std::int32_t* a,     \
-                                                            std::size_t n) {                                        \
-    for (std::size_t i = 0; i < n; i += k::lanes) {                                                                 \
+  __attribute__((target(TARGET))) inline void master_encode(const float* x, typename M::param_type* p,             \
+                                                            typename M::aux_type* a, std::size_t n) {               \
+    for (std::size_t i = 0; i < n; i += 2 * k::lanes) {                                                             \
       typename k::vmaster<M>::raw r{};                                                                              \
-      k::vi vp, va;                                                                                                 \
-      const k::vf after = ops::load(x + i);                                                                         \
-      k::vmaster<M>::encode(ops::as_f(ops::xori(ops::as_i(after), ops::set1i(1))), after, r, vp, va);              \
-      ops::store_i32(p + i, vp);                                                                                    \
-      ops::store_i32(a + i, va);                                                                                    \
+      k::vi p0, a0 = ops::set1i(0), p1, a1 = ops::set1i(0);                                                         \
+      const k::vf x0 = ops::load(x + i), x1 = ops::load(x + i + k::lanes);                                          \
+      k::vmaster<M>::encode(ops::as_f(ops::xori(ops::as_i(x0), ops::set1i(1))), x0, r, p0, a0);                    \
+      k::vmaster<M>::encode(ops::as_f(ops::xori(ops::as_i(x1), ops::set1i(1))), x1, r, p1, a1);                    \
+      k::vmaster<M>::store2(p + i, a + i, p0, a0, p1, a1);                                                          \
     }                                                                                                               \
   }                                                                                                                 \
   /* decode, then encode(before = after = the decoded value): an unchanged lane */                                \
   template <class M>                                                                                                \
   __attribute__((target(TARGET))) inline void master_unchanged(const typename M::param_type* p,                    \
-                                                              const typename M::aux_type* a, std::uint32_t* op,     \
-                                                              std::int32_t* oa, std::size_t n) {                    \
-    for (std::size_t i = 0; i < n; i += k::lanes) {                                                                 \
-      typename k::vmaster<M>::raw r;                                                                                \
-      k::vi vp, va = ops::set1i(0);                                                                                 \
-      const k::vf x = k::vmaster<M>::decode(p + i, a + i, r);                                                       \
-      k::vmaster<M>::encode(x, x, r, vp, va);                                                                       \
-      ops::store_i32(op + i, vp);                                                                                   \
-      ops::store_i32(oa + i, va);                                                                                   \
+                                                              const typename M::aux_type* a,                        \
+                                                              typename M::param_type* op, typename M::aux_type* oa, \
+                                                              std::size_t n) {                                      \
+    for (std::size_t i = 0; i < n; i += 2 * k::lanes) {                                                             \
+      typename k::vmaster<M>::raw r0, r1;                                                                           \
+      k::vi p0, a0 = ops::set1i(0), p1, a1 = ops::set1i(0);                                                         \
+      const k::vf x0 = k::vmaster<M>::decode(p + i, a + i, r0);                                                     \
+      const k::vf x1 = k::vmaster<M>::decode(p + i + k::lanes, a + i + k::lanes, r1);                               \
+      k::vmaster<M>::encode(x0, x0, r0, p0, a0);                                                                    \
+      k::vmaster<M>::encode(x1, x1, r1, p1, a1);                                                                    \
+      k::vmaster<M>::store2(op + i, oa + i, p0, a0, p1, a1);                                                        \
     }                                                                                                               \
+  }                                                                                                                 \
+  __attribute__((target(TARGET))) inline bool any_above(const std::uint8_t* p, int n, std::uint8_t and_mask,         \
+                                                        std::uint8_t xor_mask, std::uint8_t limit) {                \
+    return ops::any_byte_above(p, n, and_mask, xor_mask, limit);                                                    \
+  }                                                                                                                 \
+  /* the pair stores: field Byte of each lane of two vectors of lanes */                                          \
+  template <int Byte>                                                                                               \
+  __attribute__((target(TARGET))) inline void pair_16(const std::uint32_t* x, std::uint16_t* out, std::size_t n) { \
+    for (std::size_t i = 0; i < n; i += 2 * k::lanes)                                                               \
+      ops::store_16x2<Byte>(out + i, ops::load_i32(x + i), ops::load_i32(x + i + k::lanes));                       \
+  }                                                                                                                 \
+  template <int Byte>                                                                                               \
+  __attribute__((target(TARGET))) inline void pair_8(const std::uint32_t* x, std::uint8_t* out, std::size_t n) {   \
+    for (std::size_t i = 0; i < n; i += 2 * k::lanes)                                                               \
+      ops::store_8x2<Byte>(out + i, ops::load_i32(x + i), ops::load_i32(x + i + k::lanes));                        \
   }                                                                                                                 \
   }
 
@@ -215,8 +233,8 @@ void check_master(isa path, std::uint64_t stride) {
     }
   }
   // encode: fp32 patterns (every finite one with stride 1)
-  std::vector<std::uint32_t> vp(n);
-  std::vector<std::int32_t> va(n);
+  std::vector<P> vp(n);
+  std::vector<A> va(n);
   long bad_encode = 0;
   sweep_floats(stride, [&](const float* x, std::size_t m) {
     if (path == isa::avx512) avx512_probe::master_encode<M>(x, vp.data(), va.data(), m);
@@ -225,7 +243,7 @@ void check_master(isa path, std::uint64_t stride) {
       P wp;
       A wa{};
       M::encode(x[i], wp, wa);
-      bad_encode += static_cast<std::uint16_t>(vp[i]) != wp.bits || static_cast<A>(va[i]) != wa;
+      bad_encode += vp[i].bits != wp.bits || va[i] != wa;
     }
   });
   INFO(flashoptim::cpu::to_string(path), " ", M::name, " ", sizeof(P), "+", sizeof(A), " stride ", stride);
@@ -374,6 +392,73 @@ TEST_CASE("stochastic-rounding bits equal format::random_bits(seed, step, index 
   }
 }
 
+/// The pair stores keep field Byte of each 32-bit lane, in lane order, first
+/// vector then second (the step stores every byte through them).
+template <int Byte>
+void check_pair_stores(isa path) {
+  constexpr std::size_t n = 1 << 12;
+  std::vector<std::uint32_t> x(n);
+  std::uint32_t lcg = 7u + Byte;
+  for (auto& v : x) v = (lcg = lcg * 1664525u + 1013904223u);
+  long bad = 0;
+  if constexpr (Byte == 0 || Byte == 2) {
+    std::vector<std::uint16_t> o(n);
+    if (path == isa::avx512) avx512_probe::pair_16<Byte>(x.data(), o.data(), n);
+    else avx2_probe::pair_16<Byte>(x.data(), o.data(), n);
+    for (std::size_t i = 0; i < n; ++i) bad += o[i] != static_cast<std::uint16_t>(x[i] >> (8 * Byte));
+  }
+  std::vector<std::uint8_t> o8(n);
+  if (path == isa::avx512) avx512_probe::pair_8<Byte>(x.data(), o8.data(), n);
+  else avx2_probe::pair_8<Byte>(x.data(), o8.data(), n);
+  for (std::size_t i = 0; i < n; ++i) bad += o8[i] != static_cast<std::uint8_t>(x[i] >> (8 * Byte));
+  INFO(flashoptim::cpu::to_string(path), " byte ", Byte);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("pair stores: the 16-bit and 8-bit fields of two vectors, in order") {
+  for (isa path : vector_isas()) {
+    check_pair_stores<0>(path);
+    check_pair_stores<1>(path);
+    check_pair_stores<2>(path);
+    check_pair_stores<3>(path);
+  }
+}
+
+/// The codes' sentinel scan (group_kernel.inl, codes_have_sentinel): each
+/// code byte the step's three uses look for, at every position of a group,
+/// a block of 8 groups (AVX2) and of 16 (AVX-512), and none.
+TEST_CASE("byte scan: a sentinel or non-finite fp8 code at any position of 32, 256 or 512 bytes") {
+  struct use {
+    std::uint8_t and_mask, xor_mask, limit, hit, near;  ///< `near`: the closest byte that is no hit
+  };
+  const use uses[] = {
+      {0xff, 0x7f, 0xfe, 0x80, 0x81},  // int8 codes, sentinel -128
+      {0xff, 0x00, 0xfe, 0xff, 0xfe},  // uint8 codes, sentinel 255
+      {0x7f, 0x00, 0x7e, 0xff, 0xfe},  // e4m3 codes: magnitude above 0x7e (NaN), either sign
+      {0x7f, 0x00, 0x7b, 0x7c, 0xfb},  // e5m2 codes: magnitude above 0x7b (infinity, NaN)
+  };
+  for (isa path : vector_isas()) {
+    long bad = 0;
+    for (const use& u : uses) {
+      for (int n : {32, 256, 512}) {
+        std::vector<std::uint8_t> b(n, u.near);
+        const auto scan = [&] {
+          return path == isa::avx512 ? avx512_probe::any_above(b.data(), n, u.and_mask, u.xor_mask, u.limit)
+                                     : avx2_probe::any_above(b.data(), n, u.and_mask, u.xor_mask, u.limit);
+        };
+        bad += scan();
+        for (int i = 0; i < n; ++i) {
+          b[i] = u.hit;
+          bad += !scan();
+          b[i] = u.near;
+        }
+      }
+    }
+    INFO(flashoptim::cpu::to_string(path));
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("master modes: vector decode and encode equal the codec's (strided encode sweep)") {
   for (isa path : vector_isas()) {
     check_master<codec::ulp_correction<bf16, std::int8_t>>(path, 509);
@@ -397,10 +482,8 @@ long check_unchanged_pairs(isa path) {
   using A = typename M::aux_type;
   constexpr bool has_aux = !std::is_same<A, flashoptim::none_t>::value;
   constexpr std::size_t n = 1 << 16;
-  std::vector<P> p(n);
-  std::vector<A> a(n);
-  std::vector<std::uint32_t> op(n);
-  std::vector<std::int32_t> oa(n);
+  std::vector<P> p(n), op(n);
+  std::vector<A> a(n), oa(n);
   long bad = 0, nan_pairs = 0;
   for (int c = has_aux ? -128 : 0; c < (has_aux ? 128 : 1); ++c) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -414,8 +497,8 @@ long check_unchanged_pairs(isa path) {
         ++nan_pairs;
         continue;
       }
-      bad += static_cast<std::uint16_t>(op[i]) != p[i].bits;
-      if constexpr (has_aux) bad += static_cast<A>(oa[i]) != a[i];
+      bad += op[i].bits != p[i].bits;
+      if constexpr (has_aux) bad += oa[i] != a[i];
       // the trait's claim on the codec itself, which the GPU's range-checked
       // attempt relies on (kernel::reencoding_master)
       P sp;

@@ -121,14 +121,19 @@ FLASHOPTIM_CPU_FN vi random_bits(std::uint64_t seed, std::uint64_t step, std::ui
   return ops::xori(x, ops::srli<16>(x));
 }
 
-/// Storage element types as int32 lanes: the raw bits (`load`/`store`), and
-/// their fp32 value (`value`, `from_float` round to nearest even, non-NaN).
+/// Storage element types as int32 lanes: the raw bits (`load`; `store2`: two
+/// vectors' lanes, the low bits of each; `store` where a scale format stores
+/// one vector), and their fp32 value (`value`, `from_float` round to nearest
+/// even, non-NaN).
 template <class T>
 struct velem;
 template <>
 struct velem<float> {
   FLASHOPTIM_CPU_FN static vi load(const float* p) { return ops::load_i32(p); }
-  FLASHOPTIM_CPU_FN static void store(float* p, vi x) { ops::store_i32(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(float* p, vi x, vi y) {
+    ops::store_i32(p, x);
+    ops::store_i32(p + lanes, y);
+  }
   FLASHOPTIM_CPU_FN static vf value(vi raw) { return ops::as_f(raw); }
   FLASHOPTIM_CPU_FN static vf load_value(const float* p) { return ops::load(p); }
   FLASHOPTIM_CPU_FN static vi from_float(vf x) { return ops::as_i(x); }
@@ -137,6 +142,7 @@ template <>
 struct velem<bf16> {
   FLASHOPTIM_CPU_FN static vi load(const bf16* p) { return ops::load_u16(p); }
   FLASHOPTIM_CPU_FN static void store(bf16* p, vi x) { ops::store_16(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(bf16* p, vi x, vi y) { ops::store_16x2<0>(p, x, y); }
   FLASHOPTIM_CPU_FN static vf value(vi raw) { return ops::as_f(ops::slli<16>(raw)); }
   FLASHOPTIM_CPU_FN static vf load_value(const bf16* p) { return value(load(p)); }
   FLASHOPTIM_CPU_FN static vi from_float(vf x) { return bf16_rne(x); }
@@ -145,6 +151,7 @@ template <>
 struct velem<fp16> {
   FLASHOPTIM_CPU_FN static vi load(const fp16* p) { return ops::load_u16(p); }
   FLASHOPTIM_CPU_FN static void store(fp16* p, vi x) { ops::store_16(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(fp16* p, vi x, vi y) { ops::store_16x2<0>(p, x, y); }
   FLASHOPTIM_CPU_FN static vf value(vi raw) { return ops::half_to_float(raw); }
   FLASHOPTIM_CPU_FN static vf load_value(const fp16* p) { return ops::load_half(p); }
   // vcvtps2ph with an immediate RNE is IEEE's conversion: overflow to inf,
@@ -155,32 +162,32 @@ struct velem<fp16> {
 template <>
 struct velem<fp8_e4m3> {
   FLASHOPTIM_CPU_FN static vi load(const fp8_e4m3* p) { return ops::load_u8(p); }
-  FLASHOPTIM_CPU_FN static void store(fp8_e4m3* p, vi x) { ops::store_8(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(fp8_e4m3* p, vi x, vi y) { ops::store_8x2<0>(p, x, y); }
 };
 template <>
 struct velem<fp8_e5m2> {
   FLASHOPTIM_CPU_FN static vi load(const fp8_e5m2* p) { return ops::load_u8(p); }
-  FLASHOPTIM_CPU_FN static void store(fp8_e5m2* p, vi x) { ops::store_8(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(fp8_e5m2* p, vi x, vi y) { ops::store_8x2<0>(p, x, y); }
 };
 template <>
 struct velem<std::int8_t> {
   FLASHOPTIM_CPU_FN static vi load(const std::int8_t* p) { return ops::load_i8(p); }
-  FLASHOPTIM_CPU_FN static void store(std::int8_t* p, vi x) { ops::store_8(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(std::int8_t* p, vi x, vi y) { ops::store_8x2<0>(p, x, y); }
 };
 template <>
 struct velem<std::uint8_t> {
   FLASHOPTIM_CPU_FN static vi load(const std::uint8_t* p) { return ops::load_u8(p); }
-  FLASHOPTIM_CPU_FN static void store(std::uint8_t* p, vi x) { ops::store_8(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(std::uint8_t* p, vi x, vi y) { ops::store_8x2<0>(p, x, y); }
 };
 template <>
 struct velem<std::int16_t> {
   FLASHOPTIM_CPU_FN static vi load(const std::int16_t* p) { return ops::load_i16(p); }
-  FLASHOPTIM_CPU_FN static void store(std::int16_t* p, vi x) { ops::store_16(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(std::int16_t* p, vi x, vi y) { ops::store_16x2<0>(p, x, y); }
 };
 template <>
 struct velem<std::uint16_t> {
   FLASHOPTIM_CPU_FN static vi load(const std::uint16_t* p) { return ops::load_u16(p); }
-  FLASHOPTIM_CPU_FN static void store(std::uint16_t* p, vi x) { ops::store_16(p, x); }
+  FLASHOPTIM_CPU_FN static void store2(std::uint16_t* p, vi x, vi y) { ops::store_16x2<0>(p, x, y); }
 };
 
 /// The scalar step_tile's finite-arithmetic recomputation (rule/tile.hpp
@@ -247,7 +254,7 @@ struct vmaster<codec::native<T>> {
       p = velem<T>::from_float(after);
     }
   }
-  FLASHOPTIM_CPU_FN static void store(T* p, none_t*, vi bits_p, vi) { velem<T>::store(p, bits_p); }
+  FLASHOPTIM_CPU_FN static void store2(T* p, none_t*, vi p0, vi, vi p1, vi) { velem<T>::store2(p, p0, p1); }
 };
 
 template <class T>
@@ -264,9 +271,9 @@ struct vmaster<codec::fp32_master<T>> {
     a = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.a, ops::as_i(after));
     p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, velem<T>::from_float(after));
   }
-  FLASHOPTIM_CPU_FN static void store(T* p, float* a, vi bits_p, vi bits_a) {
-    velem<T>::store(p, bits_p);
-    ops::store_i32(a, bits_a);
+  FLASHOPTIM_CPU_FN static void store2(T* p, float* a, vi p0, vi a0, vi p1, vi a1) {
+    velem<T>::store2(p, p0, p1);
+    velem<float>::store2(a, a0, a1);
   }
 };
 
@@ -331,9 +338,9 @@ struct vmaster<codec::ulp_correction<T, C>> {
     p = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.p, lo);
     a = ops::select_eqi(ops::as_i(before), ops::as_i(after), r.a, correction(after, lo));
   }
-  FLASHOPTIM_CPU_FN static void store(T* p, C* a, vi bits_p, vi bits_a) {
-    velem<T>::store(p, bits_p);
-    velem<C>::store(a, bits_a);
+  FLASHOPTIM_CPU_FN static void store2(T* p, C* a, vi p0, vi a0, vi p1, vi a1) {
+    velem<T>::store2(p, p0, p1);
+    velem<C>::store2(a, a0, a1);
   }
 };
 
@@ -356,9 +363,9 @@ struct vmaster<codec::exact_split> {
     p = ops::select_eqi(ops::as_i(before), u, r.p, ops::addi(ops::srli<16>(u), ops::srli<15>(lo)));
     a = ops::select_eqi(ops::as_i(before), u, r.a, lo);
   }
-  FLASHOPTIM_CPU_FN static void store(bf16* p, std::uint16_t* a, vi bits_p, vi bits_a) {
-    ops::store_16(p, bits_p);
-    ops::store_16(a, bits_a);
+  FLASHOPTIM_CPU_FN static void store2(bf16* p, std::uint16_t* a, vi p0, vi a0, vi p1, vi a1) {
+    ops::store_16x2<0>(p, p0, p1);
+    ops::store_16x2<0>(a, a0, a1);
   }
 };
 
@@ -373,8 +380,9 @@ struct vmaster<codec::rounded_split> {
     r.a = ops::load_i8(a);  // sign-extended: (p << 16) + (c << 8) borrows below p where c < 0
     return ops::as_f(ops::addi(ops::slli<16>(r.p), ops::slli<8>(r.a)));
   }
-  /// For non-NaN x (the NaN rule is the scalar path's). The stores keep the
-  /// low 16 / 8 bits of each lane.
+  /// For non-NaN x (the NaN rule is the scalar path's). p and a are left
+  /// in place, unshifted: the parameter is bits 16-31 of p, the correction
+  /// bits 8-15 of a, which the stores pick out (store_16x2<2>, store_8x2<1>).
   ///
   /// master_update without its select, as for native<T>
   /// (codec::reencodes_every_pair: an unchanged value that is not NaN
@@ -384,12 +392,12 @@ struct vmaster<codec::rounded_split> {
     (void)before, (void)r;
     const vi u = ops::as_i(after);
     const vi w = ops::addi(ops::addi(u, ops::set1i(0x7f)), ops::andi(ops::srli<8>(u), ops::set1i(1)));
-    p = ops::srli<16>(ops::addi(w, ops::set1i(0x8000)));
-    a = ops::srli<8>(w);
+    p = ops::addi(w, ops::set1i(0x8000));
+    a = w;
   }
-  FLASHOPTIM_CPU_FN static void store(bf16* p, std::int8_t* a, vi bits_p, vi bits_a) {
-    ops::store_16(p, bits_p);
-    ops::store_8(a, bits_a);
+  FLASHOPTIM_CPU_FN static void store2(bf16* p, std::int8_t* a, vi p0, vi a0, vi p1, vi a1) {
+    ops::store_16x2<2>(p, p0, p1);
+    ops::store_8x2<1>(a, a0, a1);
   }
 };
 
@@ -548,14 +556,16 @@ FLASHOPTIM_CPU_FN vreciprocal make_reciprocal(vf s) {
 }
 
 // ------------------------------------------------------------ state codecs
-// Per vector: decode (finds sentinels through `extreme`), pre (the
-// companded value; plain codecs note their values against their limit
-// (note_limit), grouped ones find non-finite values in their group maximum)
-// and encode (`index` is the tensor index of the vector's first lane, for
-// stochastic rounding). Per group or per block of `lanes` groups: the scale
-// to decode with, and the norm to encode with, from amax_bits (the bits of
-// max |pre(x)|: the group's scale input for finite values, >= 0x7f800000
-// when any value is not).
+// Per vector: decode, pre (the companded value; plain codecs note their
+// values against their limit (note_limit), grouped ones find non-finite
+// values in their group maximum) and code (the stored bits; `index` is the
+// tensor index of the vector's first lane, for stochastic rounding), stored
+// a pair of vectors at a time (store2). Per group or per block of `lanes`
+// groups: the scale to decode with, and the norm to encode with, from
+// amax_bits (the bits of max |pre(x)|: the group's scale input for finite
+// values, >= 0x7f800000 when any value is not); whether its stored codes
+// hold a sentinel (codes_have_sentinel, on the bytes before they are
+// stepped).
 
 template <class State>
 struct vstate;
@@ -589,38 +599,41 @@ struct vstate_no_scale {
   }
   FLASHOPTIM_CPU_FN static norm norm_of(const block_norms&, int) { return {}; }
   FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf) { return acc; }
-  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(0); }
-  FLASHOPTIM_CPU_FN static bool has_sentinel(vi) { return false; }
+  template <class Q>
+  FLASHOPTIM_CPU_FN static bool codes_have_sentinel(const Q*, int) {
+    return false;
+  }
 };
 
 template <>
 struct vstate<codec::none> : vstate_no_scale {
-  FLASHOPTIM_CPU_FN static vf decode(const none_t*, scale_value, vi&) { return ops::set1(0.0f); }
+  FLASHOPTIM_CPU_FN static vf decode(const none_t*, scale_value) { return ops::set1(0.0f); }
   FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, limit_check&) { return x; }
-  FLASHOPTIM_CPU_FN static void encode(vf, const norm&, none_t*, std::uint64_t, std::uint64_t, std::uint64_t) {}
+  FLASHOPTIM_CPU_FN static vi code(vf, const norm&, std::uint64_t, std::uint64_t, std::uint64_t) { return ops::set1i(0); }
+  FLASHOPTIM_CPU_FN static void store2(none_t*, vi, vi) {}
 };
 
 template <class T, format::rounding R>
 struct vstate<codec::plain<T, R>> : vstate_no_scale {
-  FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value, vi&) { return velem<T>::load_value(q); }
+  FLASHOPTIM_CPU_FN static vf decode(const T* q, scale_value) { return velem<T>::load_value(q); }
   static constexpr bool limited = true;
   FLASHOPTIM_CPU_FN static float limit() { return codec::state_limit<codec::plain<T, R>>::value(); }
   FLASHOPTIM_CPU_FN static vf pre(vf x, const vf*, limit_check& c) {
     note_limit(c, x, limit());
     return x;
   }
-  FLASHOPTIM_CPU_FN static void encode(vf x, const norm&, T* q, std::uint64_t seed, std::uint64_t step,
-                                       std::uint64_t index) {
+  FLASHOPTIM_CPU_FN static vi code(vf x, const norm&, std::uint64_t seed, std::uint64_t step, std::uint64_t index) {
     if constexpr (std::is_same<T, bf16>::value && R == format::rounding::stochastic) {
-      velem<T>::store(q, bf16_stochastic(x, random_bits(seed, step, index)));
+      return bf16_stochastic(x, random_bits(seed, step, index));
     } else if constexpr (std::is_same<T, fp16>::value && R == format::rounding::stochastic) {
       // format_traits<fp16>::from_float(x, stochastic, bits): the generic encoder
-      velem<T>::store(q, encode_small<format::fp16_spec, true>(x, random_bits(seed, step, index)));
+      return encode_small<format::fp16_spec, true>(x, random_bits(seed, step, index));
     } else {
       (void)seed, (void)step, (void)index;
-      velem<T>::store(q, velem<T>::from_float(x));
+      return velem<T>::from_float(x);
     }
   }
+  FLASHOPTIM_CPU_FN static void store2(T* q, vi c0, vi c1) { velem<T>::store2(q, c0, c1); }
 };
 
 /// Code formats: integer codes (qmax) or fp8 codes (their format's spec and
@@ -717,17 +730,22 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
     return {n.has_pre ? ops::broadcast_lane(n.pre, g) : n.pre, ops::broadcast_lane(n.factor, g), n.has_pre};
   }
 
-  /// Sentinels are the extreme codes (int8: -128, uint8: 255): a running
-  /// minimum (signed) or maximum (unsigned) of the codes finds them.
-  /// fp8 codes: a running maximum of the magnitude bits; any above the
-  /// format's largest finite one is the sentinel (NaN) or, for e5m2, an
-  /// infinity, both the scalar step's.
-  FLASHOPTIM_CPU_FN static vi sentinel_start() { return ops::set1i(Code::is_signed && !is_fp8 ? 127 : 0); }
-  FLASHOPTIM_CPU_FN static bool has_sentinel(vi acc) {
+  /// Whether any of the n codes at q (n a multiple of 32) is the sentinel
+  /// (int8: -128, uint8: 255; the byte s is found as the byte maximum of
+  /// b ^ ~s reaching 0xff), or for fp8 codes a magnitude above the format's
+  /// largest finite one (the sentinel, NaN, or for e5m2 an infinity): the
+  /// group then takes the scalar step. One pass over the bytes, before the
+  /// group is stepped.
+  FLASHOPTIM_CPU_FN static bool codes_have_sentinel(const code_type* q, int n) {
+    static_assert(sizeof(code_type) == 1, "byte codes");
     if constexpr (is_fp8) {
-      return ops::any(ops::gti(acc, ops::set1i(static_cast<std::int32_t>(vcode_info<Code>::spec::max_finite_bits))));
+      return ops::any_byte_above(q, n, 0x7f, 0, static_cast<std::uint8_t>(vcode_info<Code>::spec::max_finite_bits));
+    } else if constexpr (Code::has_sentinel) {
+      const auto s = static_cast<std::uint8_t>(Code::sentinel());
+      return ops::any_byte_above(q, n, 0xff, static_cast<std::uint8_t>(~s), 0xfe);
     } else {
-      return Code::has_sentinel && ops::any(ops::eqi(acc, ops::set1i(static_cast<std::int32_t>(Code::sentinel()))));
+      (void)q, (void)n;
+      return false;
     }
   }
 
@@ -746,14 +764,14 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   }
 
   /// grouped::decode(code_value(q), scale), code_value = post_inverse(value(q)).
-  FLASHOPTIM_CPU_FN static vf decode(const code_type* q, vf scale, vi& extreme) {
+  /// A sentinel decodes to some value; codes_have_sentinel sent its group
+  /// to the scalar step.
+  FLASHOPTIM_CPU_FN static vf decode(const code_type* q, vf scale) {
     const vi qi = velem<code_type>::load(q);
     vf y;
     if constexpr (is_fp8) {
-      extreme = ops::maxi(extreme, ops::andi(qi, ops::set1i(0x7f)));
       y = fp8_value(qi);
     } else {
-      if (Code::has_sentinel) extreme = Code::is_signed ? ops::mini(extreme, qi) : ops::maxi(extreme, qi);
       y = div_by_constant(ops::to_float(qi), ops::set1(static_cast<float>(qmax)), ops::set1(1.0f / static_cast<float>(qmax)));
     }
     if (is_softsign) y = ops::div(y, ops::sub(ops::set1(2.0f), ops::abs(y)));
@@ -769,9 +787,10 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
   /// finite values, and infinities and NaNs above all of them.
   FLASHOPTIM_CPU_FN static vi amax_bits(vi acc, vf t) { return ops::maxi(acc, ops::andi(ops::as_i(t), ops::set1i(0x7fffffff))); }
 
-  /// grouped::encode_tile's codes: normalize, post, detail::round_code.
-  FLASHOPTIM_CPU_FN static void encode(vf t, const norm& nm, code_type* q, std::uint64_t seed, std::uint64_t step,
-                                       std::uint64_t index) {
+  /// grouped::encode_tile's codes: normalize, post, detail::round_code. The
+  /// code of each lane, in its low bits (store2 stores a pair of vectors).
+  FLASHOPTIM_CPU_FN static vi code(vf t, const norm& nm, std::uint64_t seed, std::uint64_t step, std::uint64_t index) {
+    (void)seed, (void)step, (void)index;
     vf n;
     if constexpr (divides) {
       n = ops::div(t, nm.factor);  // scale_fp16_reference::normalize
@@ -780,6 +799,8 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
       n = ops::mul(nm.has_pre ? ops::mul(t, nm.pre) : t, nm.factor);
       if (clamps_n) n = ops::min(is_sqrt ? n : ops::max(n, ops::set1(-1.0f)), ops::set1(1.0f));
     }
+    vi c;
+    vf positive_where = n;  ///< > 0 exactly where y > 0 (half_up_nonzero)
     if constexpr (folds) {
       // The codes rounded half up, as kernel/proven_math.hpp's element rules:
       // floor(RN(RN(qmax * y) + 0.5)) is floor(RN(qmax * y + 0.5)) (the fold
@@ -790,39 +811,38 @@ struct vstate<codec::grouped<Code, Compander, Scale, R>> {
       // to 1), so its code is floor(RN(2 qmax * q + 0.5)) with q the half
       // quotient: the same real number before the one rounding.
       const vf h = is_softsign ? ops::div(n, ops::add(ops::set1(1.0f), ops::abs(n))) : n;
-      vi c = ops::floor_to_int(ops::fma(h, ops::set1(static_cast<float>(is_softsign ? 2 * qmax : qmax)), ops::set1(0.5f)));
-      if (clamps) c = ops::mini(ops::maxi(c, ops::set1i(qmin)), ops::set1i(qmax));
-      // half_up_nonzero: h > 0 exactly where y > 0
-      if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(h, ops::set1(0.0f)), c, ops::set1i(1));
-      (void)seed, (void)step, (void)index;
-      velem<code_type>::store(q, c);
-      return;
-    }
-    const vf y = is_softsign ? ops::div(ops::mul(ops::set1(2.0f), n), ops::add(ops::set1(1.0f), ops::abs(n))) : n;
-    if constexpr (is_fp8) {
-      // fp8_code::quantize: y * 2^K (exact) through the format's conversion
-      constexpr bool sr = R == codec::code_rounding::stochastic;
-      const vf s = ops::mul(y, ops::set1(format::pow2(Code::exponent)));
-      vi c = encode_small<typename vcode_info<Code>::spec, sr>(s, sr ? random_bits(seed, step, index) : ops::set1i(0));
-      // half_up_nonzero: a positive y never gives code 0 (c is 0 .. 0x7e there)
-      if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(y, ops::set1(0.0f)), c, ops::set1i(1));
-      velem<code_type>::store(q, c);
-      return;
-    }
-    const vf scaled = ops::mul(y, ops::set1(static_cast<float>(qmax)));
-    vf offset;
-    if constexpr (R == codec::code_rounding::stochastic) {
-      offset = ops::mul(ops::to_float(ops::srli<8>(random_bits(seed, step, index))), ops::set1(0x1p-24f));
+      c = ops::floor_to_int(ops::fma(h, ops::set1(static_cast<float>(is_softsign ? 2 * qmax : qmax)), ops::set1(0.5f)));
+      positive_where = h;
     } else {
-      (void)seed, (void)step, (void)index;
-      offset = ops::set1(0.5f);
+      const vf y = is_softsign ? ops::div(ops::mul(ops::set1(2.0f), n), ops::add(ops::set1(1.0f), ops::abs(n))) : n;
+      if constexpr (is_fp8) {
+        // fp8_code::quantize: y * 2^K (exact) through the format's conversion
+        constexpr bool sr = R == codec::code_rounding::stochastic;
+        const vf s = ops::mul(y, ops::set1(format::pow2(Code::exponent)));
+        c = encode_small<typename vcode_info<Code>::spec, sr>(s, sr ? random_bits(seed, step, index) : ops::set1i(0));
+        // half_up_nonzero: a positive y never gives code 0 (c is 0 .. 0x7e
+        // there); no clamp (clamps is false for fp8 codes)
+        if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(y, ops::set1(0.0f)), c, ops::set1i(1));
+        return c;
+      } else {
+        const vf scaled = ops::mul(y, ops::set1(static_cast<float>(qmax)));
+        vf offset;
+        if constexpr (R == codec::code_rounding::stochastic) {
+          offset = ops::mul(ops::to_float(ops::srli<8>(random_bits(seed, step, index))), ops::set1(0x1p-24f));
+        } else {
+          offset = ops::set1(0.5f);
+        }
+        c = ops::floor_to_int(ops::add(scaled, offset));
+        positive_where = y;
+      }
     }
-    vi c = ops::floor_to_int(ops::add(scaled, offset));
     if (clamps) c = ops::mini(ops::maxi(c, ops::set1i(qmin)), ops::set1i(qmax));
     // half_up_nonzero: a positive y never rounds to 0 (c >= 0 there)
-    if (R == codec::code_rounding::half_up_nonzero) c = ops::maxi_where(ops::gt(y, ops::set1(0.0f)), c, ops::set1i(1));
-    velem<code_type>::store(q, c);
+    if (R == codec::code_rounding::half_up_nonzero)
+      c = ops::maxi_where(ops::gt(positive_where, ops::set1(0.0f)), c, ops::set1i(1));
+    return c;
   }
+  FLASHOPTIM_CPU_FN static void store2(code_type* q, vi c0, vi c1) { velem<code_type>::store2(q, c0, c1); }
 };
 
 // ------------------------------------------------------------ the block step
@@ -879,7 +899,6 @@ struct group_kernel {
     vf t[K][count];                 ///< companded states, per slot
     vi amax[K][Groups];
     limit_check lim_p, lim[K];  ///< of the updated parameters, of each plain state
-    vi extreme[K];
   };
 
   /// Decodes, updates and encodes the master weight of `Groups` groups into
@@ -888,10 +907,7 @@ struct group_kernel {
   FLASHOPTIM_CPU_FN static void update(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                        std::int64_t begin, const scales_type& scales, block<Groups>& r) {
     r.lim_p = limit_start();
-    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
-      r.extreme[I] = vs<I>::sentinel_start();
-      r.lim[I] = limit_start();
-    });
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, { r.lim[I] = limit_start(); });
     for (int b = 0; b < Groups; ++b) {
       for (int q = 0; q < K; ++q) r.amax[q][b] = ops::set1i(0);
       for (int j = 0; j < group_vectors; ++j) {
@@ -901,7 +917,7 @@ struct group_kernel {
         const vf x = master::decode(t.param + e, at(t.aux, e), raw);
         vf st[K];
         FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
-          st[I] = vs<I>::decode(at(slot_at<I>(t.states).codes, e), slot_at<I>(scales).v[b], r.extreme[I]);
+          st[I] = vs<I>::decode(at(slot_at<I>(t.states).codes, e), slot_at<I>(scales).v[b]);
         });
         vf g = velem<typename Config::grad_type>::load_value(t.grad + e);
         // A non-finite g needs no check of its own: every rule carries it
@@ -920,18 +936,23 @@ struct group_kernel {
     }
   }
 
-  /// Stores the master bytes and encodes the states of group b of a block.
+  /// Stores the master bytes and encodes the states of group b of a block,
+  /// two vectors at a time (a group is 2 or 4 of them: the pair stores of
+  /// simd_avx512.hpp take fewer shuffles than two single ones).
   template <int Groups>
   FLASHOPTIM_CPU_FN static void store_group(const tensor_ref<Config>& t, std::int64_t begin, std::uint64_t step,
                                             const block<Groups>& r, int b, const norms_type& norms) {
-    for (int j = 0; j < group_vectors; ++j) {
+    static_assert(group_vectors % 2 == 0, "vectors of a group go in pairs");
+    for (int j = 0; j < group_vectors; j += 2) {
       const int i = b * group_vectors + j;
       const std::int64_t e = begin + i * lanes;
       const std::uint64_t index = t.index_base + static_cast<std::uint64_t>(e);
-      master::store(t.param + e, at(t.aux, e), r.out_p[i], r.out_a[i]);
+      master::store2(t.param + e, at(t.aux, e), r.out_p[i], r.out_a[i], r.out_p[i + 1], r.out_a[i + 1]);
       FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
-        vs<I>::encode(r.t[I][i], slot_at<I>(norms).v[b], at(slot_at<I>(t.states).codes, e),
-                      t.seed ^ ::flashoptim::detail::slot_salt_of(I), step, index);
+        const auto& norm = slot_at<I>(norms).v[b];
+        const std::uint64_t seed = t.seed ^ ::flashoptim::detail::slot_salt_of(I);
+        vs<I>::store2(at(slot_at<I>(t.states).codes, e), vs<I>::code(r.t[I][i], norm, seed, step, index),
+                      vs<I>::code(r.t[I][i + 1], norm, seed, step, index + lanes));
       });
     }
   }
@@ -939,12 +960,21 @@ struct group_kernel {
   template <int Groups>
   FLASHOPTIM_CPU_FN static bool clean(const block<Groups>& r) {
     vm bad = beyond_limit(r.lim_p, codec::master_limit<typename Config::master>::value());
-    bool sentinel = false;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
       if (vs<I>::limited) bad = ops::mor(bad, beyond_limit(r.lim[I], vs<I>::limit()));
-      sentinel = sentinel || vs<I>::has_sentinel(r.extreme[I]);
     });
-    return !ops::any(bad) && !sentinel;
+    return !ops::any(bad);
+  }
+
+  /// Whether a stored code of the `Groups` groups from element `begin` is a
+  /// sentinel (those groups take the scalar step, nothing written).
+  template <int Groups>
+  FLASHOPTIM_CPU_FN static bool has_sentinel(const tensor_ref<Config>& t, std::int64_t begin) {
+    bool sentinel = false;
+    FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
+      sentinel = sentinel || vs<I>::codes_have_sentinel(at(slot_at<I>(t.states).codes, begin), Groups * 32);
+    });
+    return sentinel;
   }
 
   /// Steps the whole group starting at element `begin` of `t`, scales through
@@ -952,6 +982,7 @@ struct group_kernel {
   /// nothing, when it needs the scalar step.
   FLASHOPTIM_CPU_FN static bool run_group(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                           std::int64_t begin, std::uint64_t step) {
+    if (has_sentinel<1>(t, begin)) return false;
     const std::int64_t group = begin / 32;
     scales_type scales;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {
@@ -977,6 +1008,7 @@ struct group_kernel {
   /// The same for `lanes` consecutive groups, their scales as one vector.
   FLASHOPTIM_CPU_FN static bool run_block(const consts& k, const scalars& sc, const tensor_ref<Config>& t,
                                           std::int64_t begin, std::uint64_t step) {
+    if (has_sentinel<lanes>(t, begin)) return false;
     const std::int64_t group = begin / 32;
     scales_type scales;
     FLASHOPTIM_CPU_FOR_SLOTS(K, I, {

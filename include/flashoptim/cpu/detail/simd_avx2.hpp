@@ -152,18 +152,52 @@ struct ops {
   FLASHOPTIM_CPU_AVX2_FN static vi load_i8(const void* p) {
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)));
   }
-  /// Low 16 bits of each lane, packed (truncating).
+  /// Whether any of the n bytes at p (n a multiple of 32), ANDed with
+  /// and_mask and XORed with xor_mask, is above `limit` (unsigned, below 255).
+  FLASHOPTIM_CPU_AVX2_FN static bool any_byte_above(const void* p, int n, std::uint8_t and_mask, std::uint8_t xor_mask,
+                                                    std::uint8_t limit) {
+    const char* b = static_cast<const char*>(p);
+    const __m256i am = _mm256_set1_epi8(static_cast<char>(and_mask)), xm = _mm256_set1_epi8(static_cast<char>(xor_mask));
+    __m256i acc = _mm256_setzero_si256();
+    for (int i = 0; i < n; i += 32)
+      acc = _mm256_max_epu8(acc, _mm256_xor_si256(_mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)), am), xm));
+    // acc > limit somewhere: max(acc, limit + 1) == acc there (limit < 255)
+    const __m256i above = _mm256_cmpeq_epi8(_mm256_max_epu8(acc, _mm256_set1_epi8(static_cast<char>(limit + 1))), acc);
+    return _mm256_movemask_epi8(above) != 0;
+  }
+  /// The 16-bit field at byte Byte (0: the low 16 bits, truncating; 2: the
+  /// high 16) of each lane, packed.
+  template <int Byte = 0>
   FLASHOPTIM_CPU_AVX2_FN static __m128i narrow_16(vi a) {
-    const __m256i pick = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                          0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    static_assert(Byte == 0 || Byte == 2, "a 16-bit field of a 32-bit lane");
+    constexpr char b = static_cast<char>(Byte);
+    const __m256i pick = _mm256_setr_epi8(b, b + 1, b + 4, b + 5, b + 8, b + 9, b + 12, b + 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                          b, b + 1, b + 4, b + 5, b + 8, b + 9, b + 12, b + 13, -1, -1, -1, -1, -1, -1, -1, -1);
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(a, pick), 0x08));
   }
   FLASHOPTIM_CPU_AVX2_FN static void store_16(void* p, vi a) { _mm_storeu_si128(static_cast<__m128i*>(p), narrow_16(a)); }
-  FLASHOPTIM_CPU_AVX2_FN static void store_8(void* p, vi a) {
-    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                          0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, pick), _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
-    _mm_storel_epi64(static_cast<__m128i*>(p), _mm256_castsi256_si128(b));
+  /// The byte at Byte (0 to 3) of each lane, packed.
+  template <int Byte = 0>
+  FLASHOPTIM_CPU_AVX2_FN static void store_8_at(void* p, vi a) {
+    static_assert(Byte >= 0 && Byte < 4, "a byte of a 32-bit lane");
+    constexpr char b = static_cast<char>(Byte);
+    const __m256i pick = _mm256_setr_epi8(b, b + 4, b + 8, b + 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                          b, b + 4, b + 8, b + 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i r = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(a, pick), _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
+    _mm_storel_epi64(static_cast<__m128i*>(p), _mm256_castsi256_si128(r));
+  }
+  /// The field at Byte of a's lanes, then of b's, packed (the
+  /// AVX-512 file's pair stores; here two stores, the shift for a field
+  /// above bit 0 folded into the byte shuffle).
+  template <int Byte>
+  FLASHOPTIM_CPU_AVX2_FN static void store_16x2(void* p, vi a, vi b) {
+    _mm_storeu_si128(static_cast<__m128i*>(p), narrow_16<Byte>(a));
+    _mm_storeu_si128(static_cast<__m128i*>(p) + 1, narrow_16<Byte>(b));
+  }
+  template <int Byte>
+  FLASHOPTIM_CPU_AVX2_FN static void store_8x2(void* p, vi a, vi b) {
+    store_8_at<Byte>(p, a);
+    store_8_at<Byte>(static_cast<char*>(p) + 8, b);
   }
 
   // ---- fp16 (F16C)

@@ -163,8 +163,51 @@ struct ops {
   FLASHOPTIM_CPU_AVX512_FN static void store_16(void* p, vi a) {
     _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtepi32_epi16(a));
   }
-  FLASHOPTIM_CPU_AVX512_FN static void store_8(void* p, vi a) {
-    _mm_storeu_si128(static_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a));
+  /// Whether any of the n bytes at p (n a multiple of 32), ANDed with
+  /// and_mask and XORed with xor_mask, is above `limit` (unsigned): one
+  /// byte maximum per 64 bytes and one compare, where a running maximum of
+  /// the widened codes took an operation per vector.
+  FLASHOPTIM_CPU_AVX512_FN static bool any_byte_above(const void* p, int n, std::uint8_t and_mask, std::uint8_t xor_mask,
+                                                      std::uint8_t limit) {
+    const char* b = static_cast<const char*>(p);
+    const __m512i am = _mm512_set1_epi8(static_cast<char>(and_mask)), xm = _mm512_set1_epi8(static_cast<char>(xor_mask));
+    __m512i acc = _mm512_setzero_si512();
+    int i = 0;
+    for (; i + 64 <= n; i += 64)
+      acc = _mm512_max_epu8(acc, _mm512_xor_si512(_mm512_and_si512(_mm512_loadu_si512(b + i), am), xm));
+    if (i < n) {  // the last 32, the upper half zero
+      const __m512i last = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+      acc = _mm512_max_epu8(acc, _mm512_xor_si512(_mm512_and_si512(last, am),
+                                                  _mm512_zextsi256_si512(_mm512_castsi512_si256(xm))));
+    }
+    return _mm512_cmpgt_epu8_mask(acc, _mm512_set1_epi8(static_cast<char>(limit))) != 0;
+  }
+  /// The 16-bit fields at byte Byte (0 or 2) of every lane of a, then of b:
+  /// 32 values. Two in-lane byte shuffles and one two-source qword permute
+  /// (three shuffle-port operations) where two vpmovdw take four, and no
+  /// shift for the high field. Byte 0 stores what store_16 stores.
+  template <int Byte>
+  FLASHOPTIM_CPU_AVX512_FN static void store_16x2(void* p, vi a, vi b) {
+    static_assert(Byte == 0 || Byte == 2, "a 16-bit field of a 32-bit lane");
+    const __m512i pick = _mm512_broadcast_i32x4(_mm_setr_epi8(Byte, Byte + 1, Byte + 4, Byte + 5, Byte + 8, Byte + 9,
+                                                              Byte + 12, Byte + 13, -1, -1, -1, -1, -1, -1, -1, -1));
+    // qword 0 of each 128-bit lane of a, then of b
+    const __m512i r = _mm512_permutex2var_epi64(_mm512_shuffle_epi8(a, pick), _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
+                                                _mm512_shuffle_epi8(b, pick));
+    _mm512_storeu_si512(p, r);
+  }
+  /// The bytes at Byte (0 to 3) of every lane of a, then of b: 32 values,
+  /// as store_16x2 (two vpmovdb for Byte 0).
+  template <int Byte>
+  FLASHOPTIM_CPU_AVX512_FN static void store_8x2(void* p, vi a, vi b) {
+    static_assert(Byte >= 0 && Byte < 4, "a byte of a 32-bit lane");
+    const __m512i pick = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(Byte, Byte + 4, Byte + 8, Byte + 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+    // dword 0 of each 128-bit lane of a, then of b
+    const __m512i r = _mm512_permutex2var_epi32(_mm512_shuffle_epi8(a, pick),
+                                                _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0),
+                                                _mm512_shuffle_epi8(b, pick));
+    _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_castsi512_si256(r));
   }
 
   // ---- fp16 (F16C): exact widening; IEEE round-to-nearest-even narrowing
