@@ -22,19 +22,7 @@ void check_gpu(const typename Config::hyper& h) {
   device::step_plan<Config> plan;
   const auto refs = ts.refs(true);
   STATUS_OK(plan.build(refs.data(), refs.size()));
-  for (int s = 1; s <= 20; ++s) {
-    ts.fill_grads(gen);
-    ts.upload(s_grad);
-    step_args a;
-    a.step = s;
-    STATUS_OK(cpu_step(ts, h, a));
-    STATUS_OK(plan.ref().step_async(h, a, nullptr));
-    GPU_CHECK(cudaDeviceSynchronize());
-    std::string where;
-    const bool same = ts.same(where);
-    INFO("step ", s, ": ", where);
-    REQUIRE(same);
-  }
+  for (int s = 1; s <= 20; ++s) step_and_compare(ts, plan.ref(), h, s, gen);
 }
 
 }  // namespace

@@ -233,6 +233,25 @@ status cpu_step(tensor_set<Config>& ts, const typename Config::hyper& h, const s
   return cpu::step_serial<Config>(h, a, refs.data(), refs.size());
 }
 
+/// Step s of `ts` on both sides, cpu::step_serial and the device plan's ref
+/// r (step_plan::ref(), or with_grid of it), with fresh gradients (non-finite
+/// ones among them when asked); every byte compared afterwards.
+template <class Config, class Ref>
+void step_and_compare(tensor_set<Config>& ts, const Ref& r, const typename Config::hyper& h, int s,
+                      testdata::generator& gen, bool non_finite = false) {
+  ts.fill_grads(gen, 1.0f, 0.05, non_finite);
+  ts.upload(s_grad);
+  step_args a;
+  a.step = s;
+  STATUS_OK(cpu_step(ts, h, a));
+  STATUS_OK(r.step_async(h, a, nullptr));
+  GPU_CHECK(cudaDeviceSynchronize());
+  std::string where;
+  const bool same = ts.same(where);
+  INFO("step ", s, " (lr ", h.lr, "): ", where);
+  REQUIRE(same);
+}
+
 inline bool have_gpu() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;

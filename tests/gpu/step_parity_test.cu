@@ -31,24 +31,6 @@ typename Config::hyper default_hyper() {
   return h;
 }
 
-/// Step s of `ts` on both sides, cpu::step_serial and the plan's ref r, with
-/// fresh gradients; every byte compared afterwards.
-template <class Config, class Ref>
-void step_and_compare(tensor_set<Config>& ts, const Ref& r, const typename Config::hyper& h, int s,
-                      testdata::generator& gen, bool non_finite) {
-  ts.fill_grads(gen, 1.0f, 0.05, non_finite);
-  ts.upload(s_grad);
-  step_args a;
-  a.step = s;
-  STATUS_OK(cpu_step(ts, h, a));
-  STATUS_OK(r.step_async(h, a, nullptr));
-  GPU_CHECK(cudaDeviceSynchronize());
-  std::string where;
-  const bool same = ts.same(where);
-  INFO("step ", s, " (lr ", h.lr, "): ", where);
-  REQUIRE(same);
-}
-
 /// Steps `sizes` as one plan for `steps` steps; compares after every step.
 template <class Config, class Policy = typename tuning::default_step_policy<Config>::type>
 void check_parity(const typename Config::hyper& h, const std::vector<std::int64_t>& sizes, int steps,
