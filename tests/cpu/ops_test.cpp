@@ -424,9 +424,10 @@ TEST_CASE("pair stores: the 16-bit and 8-bit fields of two vectors, in order") {
   }
 }
 
-/// The codes' sentinel scan (group_kernel.inl, codes_have_sentinel): each
-/// code byte the step's three uses look for, at every position of a group,
-/// a block of 8 groups (AVX2) and of 16 (AVX-512), and none.
+/// The codes' sentinel scan (group_kernel.inl, codes_have_sentinel), with
+/// the masks it passes for int8 and uint8 sentinels and for e4m3 and e5m2
+/// non-finite magnitudes: each such byte at every position of a group, of a
+/// block of 8 groups (AVX2) and of 16 (AVX-512), and none.
 TEST_CASE("byte scan: a sentinel or non-finite fp8 code at any position of 32, 256 or 512 bytes") {
   struct use {
     std::uint8_t and_mask, xor_mask, limit, hit, near;  ///< `near`: the closest byte that is no hit
