@@ -911,7 +911,7 @@ template <class Config, class Policy>
 constexpr std::size_t step_shared_bytes() {
   using TC = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges>;
   using TCc = kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges,
-                            Policy::range_checked, Policy::range_checked && Policy::checked_reencode>;
+                            Policy::range_checked, Policy::checked_reencode>;
   std::size_t stages = 0;
   if constexpr (Policy::stages > 1) {
     using L = stage_layout<TCc, Policy::elements_per_thread, Policy::threads>;

@@ -177,7 +177,7 @@ struct ops {
   }
   FLASHOPTIM_CPU_AVX2_FN static void store_16(void* p, vi a) { _mm_storeu_si128(static_cast<__m128i*>(p), narrow_16(a)); }
   /// The byte at Byte (0 to 3) of each lane, packed.
-  template <int Byte = 0>
+  template <int Byte>
   FLASHOPTIM_CPU_AVX2_FN static void store_8_at(void* p, vi a) {
     static_assert(Byte >= 0 && Byte < 4, "a byte of a 32-bit lane");
     constexpr char b = static_cast<char>(Byte);
