@@ -586,17 +586,22 @@ struct proven_softsign_code : no_tables {
 };
 
 /// The sqrt-compander uint8 element, half up and half up nonzero
-/// (defaults::second_moment), for every n >= 0, -0, NaN and +inf.
+/// (defaults::second_moment), for every n >= 0, -0, NaN and +inf; the third
+/// byte is the positive-operand form for every n > 0 in the domain.
 struct proven_sqrt_code : no_tables {
   using half_up = codec::grouped<codec::uint8_code<true>, codec::sqrt_compander, codec::scale_fp32>;
   FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
     const float n = format::float_from_bits(static_cast<std::uint32_t>(i));
     if (!element_domain(n) || n < 0.0f || i == 0xff800000u) return 0;
+    const bool positive = n > 0.0f && format::is_finite(n);
 #if FLASHOPTIM_DEVICE_CODE
     return static_cast<std::uint8_t>(proven::sqrt_uint8_code<true>(n)) |
-           static_cast<std::uint64_t>(static_cast<std::uint8_t>(proven::sqrt_uint8_code<false>(n))) << 8;
+           static_cast<std::uint64_t>(static_cast<std::uint8_t>(proven::sqrt_uint8_code<false>(n))) << 8 |
+           (positive ? static_cast<std::uint64_t>(static_cast<std::uint8_t>(proven::sqrt_uint8_code_positive(n))) << 16
+                     : 0);
 #else
-    return reference_code<codec::defaults::second_moment>(n) | reference_code<half_up>(n) << 8;
+    return reference_code<codec::defaults::second_moment>(n) | reference_code<half_up>(n) << 8 |
+           (positive ? reference_code<codec::defaults::second_moment>(n) << 16 : 0);
 #endif
   }
 };

@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -192,6 +193,49 @@ TEST_CASE("proven element rules == clamp, post, quantize, sentinel") {
                static_cast<std::uint8_t>(reference_code<half_up_v>(n));
   });
   CHECK(bad_v == 0);
+  // The positive-operand form (a range-checked attempt's second moment):
+  // every n in (0, 1 + 2^-22].
+  const std::uint64_t past_domain = format::bits_of(1.0f + format::pow2(-22)) + std::uint64_t{1};
+  const long long bad_p = sweep_bits(1, past_domain, [](std::uint32_t u) {
+    const float n = format::float_from_bits(u);
+    return static_cast<std::uint8_t>(proven::sqrt_uint8_code_positive(n)) ==
+           static_cast<std::uint8_t>(reference_code<second_moment>(n));
+  });
+  CHECK(bad_p == 0);
+}
+
+TEST_CASE("half_softsign's device quotient: one correction from any reciprocal within 1 ulp is RN(n / (1 + |n|))") {
+  // The device computes n / d, d = 1 + |n|, as quotient_from_reciprocal(n,
+  // d, r) with r from rcp.approx, which the PTX ISA bounds to 1 ulp of 1 / d
+  // without saying which float it gives. So every float r within 1 ulp of
+  // 1 / d must give the correctly rounded quotient, for every |n| <= 2 (the
+  // domain half_softsign documents). Within 1 ulp: |r - 1/d| <= u, u the
+  // spacing of the floats above RN(1/d), tested exactly in double as
+  // |r d - 1| <= u d (r d and u d are exact products of 24-bit values).
+  const auto quotient_exact_for_every_reciprocal = [](std::uint32_t bits) {
+    const float n = format::float_from_bits(bits);
+    const float d = 1.0f + std::fabs(n);
+    const float want = n == 0.0f ? 0.0f : n / d;  // -0 gives +0 (documented; its code is 0)
+    const float r0 = 1.0f / d;
+    const double u = static_cast<double>(format::float_from_bits(format::bits_of(r0) + 1)) - r0;
+    for (int k = -1; k <= 1; ++k) {
+      const float r = format::float_from_bits(format::bits_of(r0) + static_cast<std::uint32_t>(k));
+      if (std::fabs(static_cast<double>(r) * d - 1.0) > u * d) continue;  // not within 1 ulp
+      if (format::bits_of(kernel::detail::quotient_from_reciprocal(n, d, r)) != format::bits_of(want)) return false;
+    }
+    return true;
+  };
+  const std::uint32_t two = format::bits_of(2.0f);
+  CHECK(sweep_bits(0, std::uint64_t{two} + 1, quotient_exact_for_every_reciprocal) == 0);
+  CHECK(sweep_bits(0x80000000u, 0x80000000u + std::uint64_t{two} + 1, quotient_exact_for_every_reciprocal) == 0);
+  // The bound matters: two floats from RN(1/d) one correction is not enough
+  // (n = 0x33c00000: d = 1 + 2^-23, RN(1/d) = 0x3f7ffffe; r = 0x3f7ffffc
+  // gives 0x33bffffe where RN(n / d) is 0x33bfffff).
+  const float n = format::float_from_bits(0x33c00000u);
+  const float d = 1.0f + n;
+  CHECK(format::bits_of(kernel::detail::quotient_from_reciprocal(n, d, format::float_from_bits(0x3f7ffffcu))) !=
+        format::bits_of(n / d));
+  CHECK(format::bits_of(kernel::detail::quotient_from_reciprocal(n, d, 1.0f / d)) == format::bits_of(n / d));
 }
 
 TEST_CASE("fold lemma: floor(RN(RN(M x) + 0.5)) == floor(RN(M x + 0.5)) for |x| <= 1.01") {

@@ -46,13 +46,25 @@
 namespace flashoptim::kernel {
 
 namespace detail {
+/// a / b from an approximate reciprocal r of b by one correction of the
+/// quotient: q = RN(a r), then RN(q + RN(a - b q) r). Not correctly rounded
+/// for every a and b; half_softsign uses it where it is (below).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float quotient_from_reciprocal(float a, float b, float r) {
+  const float q = format::mul_rn(a, r);
+  return format::fma_rn(format::fma_rn(-b, q, a), r, q);
+}
 #if FLASHOPTIM_DEVICE_CODE
+/// rcp.approx.ftz.f32: within 1 ulp of 1 / b (PTX ISA), subnormals flushed.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float rcp_approx(float b) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  return r;
+}
 /// CUDA's IEEE division fast path (what __fdiv_rn runs when its operand
 /// check passes), without the check: callers guarantee operands for which
 /// the check passes.
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float div_fast_path(float a, float b) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  const float r = rcp_approx(b);
   const float e = __fmaf_rn(-b, r, 1.0f);
   const float r2 = __fmaf_rn(r, e, r);
   const float q = __fmaf_rn(a, r2, 0.0f);
@@ -162,9 +174,20 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
 /// (on the device: rcp.approx(inf) = 0 and -inf * 0 is NaN). Half the
 /// softsign: softsign's 2n / (1 + |n|) is twice this value exactly (the
 /// quotient is normal, or exact when 1 + |n| rounds to 1).
+///
+/// On the device the quotient is corrected once from rcp.approx's
+/// reciprocal, which the division's fast path first refines with two more
+/// FMAs: with d = 1 + |n| in [1, 3], quotient_from_reciprocal(n, d, r) is
+/// RN(n / d) for every such n and both floats next to 1 / d (every r within
+/// 1 ulp of it, the PTX bound on rcp.approx), so whichever of them the
+/// hardware gives. test_proven_math_cpu checks that on the host for every n
+/// and both neighbours; test_gpu_exhaustive checks the element code on the
+/// device for every fp32 n. (-0 gives +0, as the fast path does; its code
+/// is 0 either way.)
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float half_softsign(float n) {
 #if FLASHOPTIM_DEVICE_CODE
-  return detail::div_fast_path(n, format::add_rn(1.0f, fabsf(n)));
+  const float d = format::add_rn(1.0f, fabsf(n));
+  return detail::quotient_from_reciprocal(n, d, detail::rcp_approx(d));
 #else
   return format::div_rn(n, format::add_rn(1.0f, format::abs_bits(n)));
 #endif
@@ -348,6 +371,24 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
   return c;
 }
 
+/// sqrt_uint8_code<true> of a positive n (in (0, 1 + 2^-23]): the code is
+/// at least 1, so "a positive value never becomes 0" is max(c, 1) without
+/// testing n's sign.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code_positive(float n) {
+  const int c = floor_to_int(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
+  return c > 1 ? c : 1;
+}
+
+/// Whether a pre-compander is given, on every tile whose bytes are kept,
+/// only operands whose pre() is at least 2^-50 (range_checked.cuh's
+/// range_checked_sqrt_compander: the range-checked attempt keeps a tile only
+/// if every new v is in [2^-100, 2^76]). Its normalized values are then
+/// positive: n = RN(t RN(1/amax)) >= 2^-50 2^-38 with amax <= 2^38.
+template <class P, class = void>
+struct positive_pre : std::false_type {};
+template <class P>
+struct positive_pre<P, std::void_t<decltype(P::positive_pre)>> : std::bool_constant<P::positive_pre> {};
+
 /// The fp8 element rule on a tile whose group maximum lies in [2^-64, 2^64]
 /// (or is 0), so every t is finite or NaN: s = RN(t * (RN(1/amax) * 2^K))
 /// converted to nearest even. Same bytes as clamp, quantize and sentinel:
@@ -432,6 +473,9 @@ struct scale_fp32_encoder {
     FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) {
       if constexpr (rule == element_rule::softsign_int8) {
         q[i] = static_cast<code_type>(softsign_int8_code(n[i]));
+      } else if constexpr (rule == element_rule::sqrt_uint8 && positive_pre<PreCompander>::value &&
+                           Codec::rounding == codec::code_rounding::half_up_nonzero) {
+        q[i] = static_cast<code_type>(sqrt_uint8_code_positive(n[i]));
       } else if constexpr (rule == element_rule::sqrt_uint8) {
         q[i] = static_cast<code_type>(sqrt_uint8_code<Codec::rounding == codec::code_rounding::half_up_nonzero>(n[i]));
       } else {

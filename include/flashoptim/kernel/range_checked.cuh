@@ -91,8 +91,10 @@ struct range_checked_rule<rule::adam_rule<Decoupled>> {
 
 /// The sqrt compander of the second moment, for a step whose rule checked
 /// the range of the very value it is given (range_checked_adam): the same
-/// pre() there.
+/// pre() there. A tile is kept only if every v is in [2^-100, 2^76], so
+/// there pre(v) >= 2^-50 (proven::positive_pre).
 struct range_checked_sqrt_compander : codec::sqrt_compander {
+  static constexpr bool positive_pre = true;
   FLASHOPTIM_HOST_DEVICE static float pre(float v) { return proven::sqrt_in_range(v); }
 };
 
