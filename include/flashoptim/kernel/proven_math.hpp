@@ -178,12 +178,12 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
 /// On the device the quotient is corrected once from rcp.approx's
 /// reciprocal, which the division's fast path first refines with two more
 /// FMAs: with d = 1 + |n| in [1, 3], quotient_from_reciprocal(n, d, r) is
-/// RN(n / d) for every such n and both floats next to 1 / d (every r within
-/// 1 ulp of it, the PTX bound on rcp.approx), so whichever of them the
-/// hardware gives. test_proven_math_cpu checks that on the host for every n
-/// and both neighbours; test_gpu_exhaustive checks the element code on the
-/// device for every fp32 n. (-0 gives +0, as the fast path does; its code
-/// is 0 either way.)
+/// RN(n / d) for every such n and every float r within 1 ulp of 1 / d (the
+/// PTX bound on rcp.approx: the two floats next to 1 / d, or 1 / d and its
+/// neighbours where it is exact), so whichever the hardware gives.
+/// test_proven_math_cpu checks that on the host for every n and every such
+/// r; test_gpu_exhaustive checks the element code on the device for every
+/// fp32 n. (-0 gives +0, as the fast path does; its code is 0 either way.)
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float half_softsign(float n) {
 #if FLASHOPTIM_DEVICE_CODE
   const float d = format::add_rn(1.0f, fabsf(n));
