@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Per variant, the A/B medians of each pass (old / new, ms) and new/old, for rounds A1 (old first in each
-pass) and A2 (new first). Usage: python3 summarize_ab.py  (in this folder)"""
+pass), A2 (new first) and A4 (the write-back A/B, the order alternated). Usage: python3 summarize_ab.py
+(in this folder)"""
 import glob, re, statistics
-for rnd in ("round_a1", "round_a2"):
+for rnd in ("round_a1", "round_a2", "round_a4"):
     runs = {}
     for f in sorted(glob.glob(f"{rnd}/ab_*_*.txt")):
         tree, p = re.match(r".*/ab_(old|new)_(\d)\.txt", f).groups()
         for line in open(f):
-            m = re.match(r"(\S+).*?med\s+([\d.]+)", line)
+            m = re.match(r"(\S+).*?\bmed\s+([\d.]+)", line)
             if m and not line.startswith("copy"):
                 runs.setdefault(m.group(1), {}).setdefault(int(p), {})[tree] = float(m.group(2))
     print(rnd, "(old / new ms per pass, new/old)")
