@@ -221,7 +221,7 @@ struct ulp_arithmetic {
   /// RN(c / M) * 2^-(m+1): exact (|c / M| >= 2^-15 keeps it normal). The
   /// kernel tabulates it for int8 corrections. On the device, RN(c / M) is
   /// one Newton step from RN(1 / M) (Markstein: q = c * r, then q + (c - q *
-  /// M) * r), the correctly rounded quotient for every integer numerator
+  /// M) * r: detail::quotient_from_reciprocal), the correctly rounded quotient for every integer numerator
   /// below 2^16 in magnitude and M = 127 or 32767 (the CPU's vector decode
   /// computes it so: tests/cpu/ops_test.cpp checks every such numerator),
   /// with both constants scaled by 2^(m+1), which scales every intermediate
@@ -234,9 +234,7 @@ struct ulp_arithmetic {
 #if FLASHOPTIM_DEVICE_CODE
     constexpr float d = static_cast<float>(max_code) * static_cast<float>(2 << mant_bits);  // M * 2^(m+1)
     constexpr float r = (1.0f / static_cast<float>(max_code)) / static_cast<float>(2 << mant_bits);
-    const float a = static_cast<float>(c);
-    const float q = __fmul_rn(a, r);
-    return __fmaf_rn(__fmaf_rn(-q, d, a), r, q);
+    return detail::quotient_from_reciprocal(static_cast<float>(c), d, r);
 #else
     return format::mul_rn(format::div_rn(static_cast<float>(c), static_cast<float>(max_code)), format::pow2(-(mant_bits + 1)));
 #endif
