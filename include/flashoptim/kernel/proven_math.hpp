@@ -48,7 +48,8 @@ namespace flashoptim::kernel {
 namespace detail {
 /// a / b from an approximate reciprocal r of b by one correction of the
 /// quotient: q = RN(a r), then RN(q + RN(a - b q) r). Not correctly rounded
-/// for every a and b; half_softsign uses it where it is (below).
+/// for every a and b; half_softsign and ulp_arithmetic::fraction use it
+/// where it is (below).
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float quotient_from_reciprocal(float a, float b, float r) {
   const float q = format::mul_rn(a, r);
   return format::fma_rn(format::fma_rn(-b, q, a), r, q);
