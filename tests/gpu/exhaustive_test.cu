@@ -606,6 +606,20 @@ struct proven_sqrt_code : no_tables {
   }
 };
 
+/// proven::floor_word (the device's FADD.RM on 1.5 * 2^23) against the
+/// host's floor for every fp32 y in [-2^22, 2^22], where the codes use it.
+struct proven_floor_word : no_tables {
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float y = format::float_from_bits(static_cast<std::uint32_t>(i));
+    if (!(y >= -format::pow2(22) && y <= format::pow2(22))) return 0;
+#if FLASHOPTIM_DEVICE_CODE
+    return static_cast<std::uint32_t>(proven::floor_word(y));
+#else
+    return static_cast<std::uint32_t>(proven::floor_word_bias + static_cast<int>(format::floor_exact(y)));
+#endif
+  }
+};
+
 /// The fp8 element rule's conversion of a pair (s, -s) for every fp32 s,
 /// e4m3 and e5m2, with and without the nonzero step: the pair conversion
 /// (which byte is which) and the integer maximum on the device, the host's
@@ -647,6 +661,7 @@ TEST_CASE("proven fast paths: reciprocal, sqrt, division in their ranges == IEEE
 }
 
 TEST_CASE("proven element rules on the device == clamp, post, quantize, sentinel, all 2^32 inputs") {
+  sweep<proven_floor_word>("proven floor word on [-2^22, 2^22]", all32);
   sweep<proven_softsign_code>("proven softsign int8 element", all32);
   sweep<proven_sqrt_code>("proven sqrt uint8 elements", all32);
   sweep<proven_fp8_codes>("proven fp8 element pairs (e4m3, e5m2, nonzero)", all32);

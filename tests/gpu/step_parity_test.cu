@@ -307,6 +307,20 @@ static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, tr
                            kernel::reencoding_master<c::native<bf16>>>::value);
 static_assert(std::is_same<kernel::kernel_config<tc::adamw_bf16_native, true, true, true, true, false>::master,
                            c::native<bf16>>::value);
+// The rounded split's attempt encodes without its NaN select, with the keep
+// select or without it (kernel::checked_attempt_master); the exact step
+// (not Checked) keeps both, and a reference-layout state (finite guard off)
+// keeps the mode itself.
+static_assert(std::is_same<kernel::kernel_config<tc::adamw_rounded, true, true, true, true, false>::master,
+                           kernel::non_nan_master<c::rounded_split>>::value);
+static_assert(std::is_same<kernel::kernel_config<tc::adamw_rounded, true, true, true, true, true>::master,
+                           kernel::reencoding_master<c::rounded_split>>::value);
+static_assert(std::is_same<kernel::kernel_config<tc::adamw_rounded, true, true, true, false, false>::master,
+                           c::rounded_split>::value);
+static_assert(std::is_same<kernel::kernel_config<step_config<rule::adamw, c::rounded_split, bf16, c::reference::momentum,
+                                                             c::reference::second_moment>,
+                                                 true, true, true, true, false>::master,
+                           c::rounded_split>::value);
 
 /// Every parameter pattern (with every correction for a one-byte aux), in
 /// two tensors; a zero update then a real one.

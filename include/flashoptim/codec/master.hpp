@@ -187,7 +187,18 @@ struct rounded_split {
   FLASHOPTIM_HOST_DEVICE static std::uint32_t rounded_word(std::uint32_t u) { return u + 0x7fu + ((u >> 8) & 1u); }
 
   FLASHOPTIM_HOST_DEVICE static void encode(float x, bf16& p, std::int8_t& c) {
-    const std::uint32_t u = format::is_nan(x) ? 0x7fff0000u : format::bits_of(x);
+    encode_bits(format::is_nan(x) ? 0x7fff0000u : format::bits_of(x), p, c);
+  }
+
+  /// encode for an x that is not NaN (the same bytes, without the NaN
+  /// select): for a step that commits no NaN value (the GPU's range-checked
+  /// first attempt, kernel/range_checked.cuh).
+  FLASHOPTIM_HOST_DEVICE static void encode_not_nan(float x, bf16& p, std::int8_t& c) {
+    encode_bits(format::bits_of(x), p, c);
+  }
+
+ private:
+  FLASHOPTIM_HOST_DEVICE static void encode_bits(std::uint32_t u, bf16& p, std::int8_t& c) {
     const std::uint32_t w = rounded_word(u);
     p = bf16{static_cast<std::uint16_t>((w + 0x8000u) >> 16)};
     c = static_cast<std::int8_t>(static_cast<std::uint8_t>(w >> 8));

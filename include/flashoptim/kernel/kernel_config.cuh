@@ -38,21 +38,22 @@ struct master_select<codec::ulp_correction<T, C>, Tabulate, BranchFree, Proven> 
                                   kernel_master<codec::ulp_correction<T, C>, tabulated, BranchFree>>;
 };
 
-/// The range-checked attempt's master with Policy::checked_reencode:
-/// master_update is the encode (below), for a master listed by
-/// codec::reencodes_every_pair whose step has the finite guard (which a
-/// reference-layout state turns off): that attempt commits a tile only if
-/// every updated parameter is finite, and a NaN parameter stays NaN through
-/// every rule, so no committed element had a NaN value, the one case where
-/// the keep select acts.
+/// The range-checked attempt's master (kernel::checked_attempt_master), for
+/// a step with the finite guard (which a reference-layout state turns off):
+/// that attempt commits a tile only if every updated parameter is finite,
+/// and a NaN parameter stays NaN through every rule, so no committed element
+/// had a NaN value. So the rounded split encodes there without its NaN
+/// select, and with Policy::checked_reencode a master listed by
+/// codec::reencodes_every_pair drops the keep select too (master_update is
+/// the encode), the one case where that select acts being a NaN value.
 template <class M, class Config, bool Checked, bool Reencode>
 struct checked_master_select {
   using type = M;
 };
-template <class M, class Config>
-struct checked_master_select<M, Config, true, true> {
-  using type = std::conditional_t<codec::reencodes_every_pair<M>::value && ::flashoptim::finite_guard<Config>::enabled,
-                                  reencoding_master<M>, M>;
+template <class M, class Config, bool Reencode>
+struct checked_master_select<M, Config, true, Reencode> {
+  using type = std::conditional_t<::flashoptim::finite_guard<Config>::enabled,
+                                  typename checked_attempt_master<M, Reencode>::type, M>;
 };
 
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,

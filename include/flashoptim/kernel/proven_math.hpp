@@ -89,6 +89,23 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int floor_to_int(float x) {
 #endif
 }
 
+/// floor(y) + floor_word_bias for y in [-2^22, 2^22]: y + 1.5 * 2^23
+/// rounded toward -inf lies in [2^23, 2^24], where the floats are the
+/// integers, so it is 1.5 * 2^23 + floor(y) exactly, and its bits are
+/// 0x4b400000 + floor(y). The bias's low byte is 0: a code is the word's
+/// low byte, and an integer maximum against bias + k is the code's maximum
+/// against k. On the device one FADD.RM, on the FMA pipe, where cvt.rmi
+/// (floor_to_int) issues an F2I to the conversion unit, which the step's
+/// reciprocals and square roots share.
+inline constexpr int floor_word_bias = 0x4b400000;
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int floor_word(float y) {
+#if FLASHOPTIM_DEVICE_CODE
+  return __float_as_int(__fadd_rd(y, 12582912.0f));
+#else
+  return floor_word_bias + static_cast<int>(format::floor_exact(y));
+#endif
+}
+
 /// cvt.rzi.s32.f32: truncation, saturated to the int range, NaN -> 0.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int trunc_to_int(float x) {
 #if FLASHOPTIM_DEVICE_CODE
@@ -352,7 +369,7 @@ struct element_rule_of<codec::grouped<codec::fp8_code<T>, Compander, codec::scal
 /// finite codes lie in [-127, 127] already.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int softsign_int8_code(float n) {
   const float q = half_softsign(n);
-  return floor_to_int(max_num(format::fma_rn(q, 254.0f, 0.5f), -128.0f));
+  return floor_word(max_num(format::fma_rn(q, 254.0f, 0.5f), -128.0f)) - floor_word_bias;
 }
 
 /// uint8 code of n rounded half up (a positive n never to 0 with
@@ -362,7 +379,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int softsign_int8_code(float n) {
 /// [0, 254] already. n > 0 exactly when its bits, as a signed int, are.
 template <bool Nonzero>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
-  int c = floor_to_int(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
+  int c = floor_word(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f)) - floor_word_bias;
   if constexpr (Nonzero) {
     const int positive = static_cast<int>(format::bits_of(n)) < 1 ? static_cast<int>(format::bits_of(n)) : 1;
     c = c > positive ? c : positive;
@@ -374,8 +391,8 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
 /// at least 1, so "a positive value never becomes 0" is max(c, 1) without
 /// testing n's sign.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code_positive(float n) {
-  const int c = floor_to_int(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
-  return c > 1 ? c : 1;
+  const int w = floor_word(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
+  return (w > floor_word_bias + 1 ? w : floor_word_bias + 1) - floor_word_bias;
 }
 
 /// Whether a pre-compander is given, on every tile whose bytes are kept,
@@ -528,7 +545,7 @@ struct reference_checked_encoder {
       if constexpr (momentum) {
         q[i] = static_cast<code_type>(softsign_int8_code(n));
       } else {
-        q[i] = static_cast<code_type>(floor_to_int(format::fma_rn(n, 255.0f, 0.5f)));
+        q[i] = static_cast<code_type>(floor_word(format::fma_rn(n, 255.0f, 0.5f)) - floor_word_bias);
       }
     }
   }

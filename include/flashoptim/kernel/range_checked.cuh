@@ -113,6 +113,26 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE checked_scalars<Rule> make_checked_scal
 template <class M>
 struct reencoding_master : M {};
 
+/// A master mode M with a NaN select in its encode (codec::rounded_split)
+/// as the range-checked attempt runs it without Policy::checked_reencode:
+/// master_update keeps its select of the old bytes and encodes without the
+/// NaN select (the attempt commits no element whose updated value is NaN:
+/// the finite guard flags it and the tile is stepped exactly).
+template <class M>
+struct non_nan_master : M {};
+
+/// The checked attempt's master for M (range-checked, finite guard on):
+/// without the keep select where Reencode allows it, without the NaN select
+/// where M has one.
+template <class M, bool Reencode>
+struct checked_attempt_master {
+  using type = std::conditional_t<Reencode && codec::reencodes_every_pair<M>::value, reencoding_master<M>, M>;
+};
+template <bool Reencode>
+struct checked_attempt_master<codec::rounded_split, Reencode> {
+  using type = std::conditional_t<Reencode, reencoding_master<codec::rounded_split>, non_nan_master<codec::rounded_split>>;
+};
+
 }  // namespace flashoptim::kernel
 
 namespace flashoptim::codec {
@@ -129,10 +149,36 @@ namespace flashoptim::codec {
 FLASHOPTIM_REENCODING_MASTER_UPDATE(native<float>)
 FLASHOPTIM_REENCODING_MASTER_UPDATE(native<bf16>)
 FLASHOPTIM_REENCODING_MASTER_UPDATE(native<fp16>)
-FLASHOPTIM_REENCODING_MASTER_UPDATE(rounded_split)
 #undef FLASHOPTIM_REENCODING_MASTER_UPDATE
+
+/// rounded_split's: the encode without its NaN select as well.
+template <>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::reencoding_master<rounded_split>>(float,
+                                                                                                     float after,
+                                                                                                     bf16& p,
+                                                                                                     std::int8_t& a) {
+  rounded_split::encode_not_nan(after, p, a);
+}
+
+/// non_nan_master<rounded_split>: master_update<rounded_split> with the
+/// encode without its NaN select. Same bytes for every updated value that
+/// is not NaN.
+template <>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::non_nan_master<rounded_split>>(float before,
+                                                                                                  float after,
+                                                                                                  bf16& p,
+                                                                                                  std::int8_t& a) {
+  bf16 np;
+  std::int8_t na;
+  rounded_split::encode_not_nan(after, np, na);
+  const bool keep = format::bits_of(before) == updated_bits(after);
+  p = keep ? p : np;
+  a = keep ? a : na;
+}
 
 /// The wrapped mode's limit (rounded_split's is its own).
 template <class M>
 struct master_limit<kernel::reencoding_master<M>> : master_limit<M> {};
+template <class M>
+struct master_limit<kernel::non_nan_master<M>> : master_limit<M> {};
 }  // namespace flashoptim::codec

@@ -287,6 +287,11 @@ struct default_step_policy {
   ///   SGD momentum          0.7219 / 0.7215  0.7211 / 0.7233    0.7176 / 0.7224  0.7180 / 0.7231
   ///   the paper's split     1.0046 / 1.0042  1.0080 / 1.0045    0.9566 / 0.9569  0.9633 / 0.9576
   /// (the paper's split, no master of reencodes_every_pair: the same code).
+  /// Since the attempt's rounded split encodes without its NaN select
+  /// (kernel::checked_attempt_master), dropping the keep select as well
+  /// still gains nothing: round B1 of bench/results/2026-12-04/session16
+  /// (three passes of 15 interleaved rounds, medians, ms; the default /
+  /// CheckedReencode) 0.8838 / 0.8853, 0.8841 / 0.8855, 0.8843 / 0.8864.
   template <class M>
   struct native_master : std::false_type {};
   template <class T>
