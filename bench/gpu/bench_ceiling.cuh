@@ -67,8 +67,8 @@ struct pattern_buffers {
 /// a time, warp w moving the R consecutive tiles at w * R * 256 of them, and
 /// 4-byte scales (K = 4) through a per-warp window of the R tiles' R * 8 words,
 /// copied when the first of them is staged (one word per lane) and written
-/// back per tile as the step's scale owners write them; the units left over
-/// (fewer than R) and 2-byte scales as with R = 1.
+/// back after the last of them (one word per lane), as the step does; the
+/// units left over (fewer than R) and 2-byte scales as with R = 1.
 constexpr int pattern_stages = 3;
 template <int K0, int K1, int R>
 struct pattern_windows {
@@ -155,17 +155,23 @@ __global__ void __launch_bounds__(256, 2) pattern_kernel(pattern_buffers b, std:
     if constexpr (TP) detail::copy_back<TP>(s + t * TP, b.param + e * P);
     if constexpr (TA) detail::copy_back<TA>(s + off_a + t * TA, b.aux + e * A);
     if constexpr (TC0) detail::copy_back<TC0>(s + off_c0 + t * TC0, b.code0 + e * C0);
+    // A windowed slot's scales go back once per R tiles, after the last:
+    // the window's R * 8 words, one per lane, to the groups from the
+    // first tile's (g - j * 8).
+    const bool write_back = w && j == R - 1 && lane < warp_words;
     if constexpr (W0) {
-      if (lane < W0) {
-        if (V0 && w) detail::copy_back<4>(win + (j * 8 + lane) * 4, b.scale0 + (g + lane) * 4);
-        else detail::copy_back<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
+      if (V0 && w) {
+        if (write_back) detail::copy_back<4>(win + lane * 4, b.scale0 + (g - j * 8 + lane) * 4);
+      } else if (lane < W0) {
+        detail::copy_back<4>(s + off_k0 + t * 4, b.scale0 + g * K0 + lane * 4);
       }
     }
     if constexpr (TC1) detail::copy_back<TC1>(s + off_c1 + t * TC1, b.code1 + e * C1);
     if constexpr (W1) {
-      if (lane < W1) {
-        if (V1 && w) detail::copy_back<4>(win + win1 + (j * 8 + lane) * 4, b.scale1 + (g + lane) * 4);
-        else detail::copy_back<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
+      if (V1 && w) {
+        if (write_back) detail::copy_back<4>(win + win1 + lane * 4, b.scale1 + (g - j * 8 + lane) * 4);
+      } else if (lane < W1) {
+        detail::copy_back<4>(s + off_k1 + t * 4, b.scale1 + g * K1 + lane * 4);
       }
     }
     cur = cur + 1 == Stages ? 0 : cur + 1;

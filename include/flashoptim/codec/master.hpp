@@ -237,6 +237,15 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update(float before, float 
   Master::encode(after, p, a);
 }
 
+/// master_update's "an unchanged value keeps its bytes" as a select between
+/// the old bytes and the new ones (np, na: after's encode).
+template <class P, class A>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void keep_unchanged(float before, float after, P& p, A& a, P np, A na) {
+  const bool keep = format::bits_of(before) == updated_bits(after);
+  p = keep ? p : np;
+  a = keep ? a : na;
+}
+
 /// rounded_split's update without a branch around its encode (a few integer
 /// operations): the old bytes are kept by a select. Same bytes as the
 /// primary template. (Every pair encode writes re-encodes to itself, and so
@@ -249,9 +258,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<rounded_split>(float
   bf16 np;
   std::int8_t na;
   rounded_split::encode(after, np, na);
-  const bool keep = format::bits_of(before) == updated_bits(after);
-  p = keep ? p : np;
-  a = keep ? a : na;
+  keep_unchanged(before, after, p, a, np, na);
 }
 
 /// The largest magnitude a master mode stores with a finite parameter: the

@@ -171,9 +171,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void master_update<kernel::non_nan_mast
   bf16 np;
   std::int8_t na;
   rounded_split::encode_not_nan(after, np, na);
-  const bool keep = format::bits_of(before) == updated_bits(after);
-  p = keep ? p : np;
-  a = keep ? a : na;
+  keep_unchanged(before, after, p, a, np, na);
 }
 
 /// The wrapped mode's limit (rounded_split's is its own).

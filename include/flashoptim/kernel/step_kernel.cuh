@@ -308,6 +308,17 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Co
   });
 }
 
+/// The scale windows of a run without any (scale_window's members that
+/// step_loaded_run_tile reads).
+struct no_scale_windows {
+  template <int I>
+  static constexpr bool windowed = false;
+  template <int I>
+  static constexpr int index = 0;
+  static constexpr int warps = 0;
+  static constexpr std::uint32_t warp_bytes = 0;
+};
+
 /// The vector path of step_one_tile for the tile at b + off (N elements,
 /// all valid, buffers vector-aligned). `scale_owner`: the tile is the first
 /// of its group. `index` is the tile's rounding-key index. With a checked
@@ -316,13 +327,19 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void prefetch_run_tile(const run_pointers<Co
 /// the warp; otherwise (TCc = TC) once by TC.
 /// With F8 (a fused launch) and fo.values set, the tile's FP8 copy is
 /// written last, from the stored master still in d.
-template <class TC, class TCc, int N, class F8 = void>
+/// W: the run's scale windows (scale_window, or no_scale_windows). A windowed
+/// slot's new scale goes to `word` in the group's write entry (the word at
+/// the place of the one load_staged_tile read the old scale from, in the
+/// read entry), which the warp writes back to global memory once per R
+/// tiles (write_back_window); every other scale to global memory here.
+template <class TC, class TCc, int N, class F8 = void, class W = no_scale_windows>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC::scalars& sc,
                                                               const typename TCc::scalars& checked_sc,
                                                               const run_pointers<typename TC::base>& b,
                                                               std::uint32_t off, bool scale_owner, std::uint64_t seed,
                                                               std::uint64_t step, std::uint64_t index,
-                                                              tile_data<TCc, N>& d, const fp8_run_out<F8>& fo = {}) {
+                                                              tile_data<TCc, N>& d, const fp8_run_out<F8>& fo = {},
+                                                              [[maybe_unused]] std::uint32_t word = 0) {
   using C = typename TC::base;
   using IO = tile_io<C, N>;
   const codec::rounding_key key{seed, step, index};
@@ -352,7 +369,16 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
     const auto& ptr = slot_at<I>(b.states);
     if constexpr (IO::template stored<I>) IO::template Q<I>::store(ptr.codes + off, slot.codes);
     if constexpr (IO::template grouped<I>) {
-      if (scale_owner) IO::template Ks<I>::store_one(ptr.scales + group, slot.scale);
+      if (scale_owner) {
+        if constexpr (W::template windowed<I>) {
+          static_assert(sizeof(slot.scale) == 4, "windows hold 4-byte scales");
+          unsigned int bits;
+          std::memcpy(&bits, &slot.scale, 4);
+          detail::st_shared(word + static_cast<std::uint32_t>(W::template index<I> * W::warps) * W::warp_bytes, bits);
+        } else {
+          IO::template Ks<I>::store_one(ptr.scales + group, slot.scale);
+        }
+      }
     }
   });
   if constexpr (!std::is_void<F8>::value) {
@@ -450,7 +476,14 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t stage_base() {
 /// loop meets the warp (__syncwarp) after waiting for its copies. Windows
 /// rotate through `entries`: while one lane fills the window of the R tiles
 /// S - 1 tiles ahead, a lane behind it can still read the previous tile's,
-/// ceil(S / R) windows back at most. R = 1: no windows.
+/// ceil(S / R) windows back at most. A tile's scale owners store its new
+/// scales in one of two write entries (the groups alternate), not over the
+/// old ones the other lanes of their group read: after the R tiles the warp
+/// meets and writes that entry back, one word per lane (write_back_window),
+/// one request per R tiles where each tile's owners made one. An entry is
+/// stored to again two groups later, after the warp met at the end of the
+/// group between, so every access to a window word is ordered by a
+/// __syncwarp or by the cp.async wait. R = 1: no windows.
 template <class L, int R, int S>
 struct scale_window {
   template <int I>
@@ -470,7 +503,8 @@ struct scale_window {
   static constexpr std::uint32_t warp_bytes = static_cast<std::uint32_t>(words) * 4u;
   static constexpr int entries = (S + R - 1) / R + 1;
   static constexpr std::uint32_t entry_bytes = static_cast<std::uint32_t>(slots * warps) * warp_bytes;
-  static constexpr std::uint32_t bytes = R > 1 ? static_cast<std::uint32_t>(entries) * entry_bytes : 0u;
+  /// The read entries, then the two write entries.
+  static constexpr std::uint32_t bytes = R > 1 ? static_cast<std::uint32_t>(entries + 2) * entry_bytes : 0u;
   /// Slot I's window of warp w in the entry at `entry`.
   template <int I>
   FLASHOPTIM_DEVICE FLASHOPTIM_INLINE static std::uint32_t at(std::uint32_t entry, std::uint32_t w) {
@@ -478,24 +512,45 @@ struct scale_window {
   }
 };
 
-/// Starts the copies of the windows (scale_window W) of the R tiles from
-/// b + off (the first of them) into the entry at `entry`. A thread's scale
-/// pointer is its own group's; the warp's first group is lane * N / 32
-/// groups before it.
-template <class L, class W>
-FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_window(const run_pointers<typename L::C>& b, std::uint32_t off,
-                                                          std::uint32_t entry) {
+/// Calls f(shared address, global scale) for each word of this warp's
+/// windows (scale_window W) of the R tiles from b + off (the first of them)
+/// in the entry at `entry`, one word per lane. A thread's scale pointer is
+/// its own group's; the warp's first group is lane * N / 32 groups before it.
+template <class L, class W, class F>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void for_each_window_word(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                              std::uint32_t entry, F&& f) {
   const std::uint32_t lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
   for_each_slot<L::K>([&](auto s) {
     constexpr int I = decltype(s)::value;
     if constexpr (W::template windowed<I>) {
-      const auto* first = slot_at<I>(b.states).scales + off / 32 - lane * L::elements / 32u;
-      const std::uint32_t to = W::template at<I>(entry, warp);
+      auto* first = slot_at<I>(b.states).scales + off / 32 - lane * L::elements / 32u;
+      const std::uint32_t at = W::template at<I>(entry, warp);
       FLASHOPTIM_UNROLL for (int q = 0; q < W::words; q += 32) {
-        if (q + 32 <= W::words || q + static_cast<int>(lane) < W::words)
-          detail::cp_async<4>(to + (q + lane) * 4u, first + q + lane);
+        if (q + 32 <= W::words || q + static_cast<int>(lane) < W::words) f(at + (q + lane) * 4u, first + q + lane);
       }
     }
+  });
+}
+
+/// Starts the copies of the windows of the R tiles from b + off into the
+/// read entry at `entry`.
+template <class L, class W>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void stage_run_window(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                          std::uint32_t entry) {
+  for_each_window_word<L, W>(b, off, entry, [](std::uint32_t to, const auto* from) { detail::cp_async<4>(to, from); });
+}
+
+/// Writes the write entry at `entry` back to the scales of the R tiles from
+/// b + off: the new scales the tiles' owners put there
+/// (step_loaded_run_tile). The warp has met since its last tile. One request
+/// per warp and slot for R tiles, where each tile's owners stored 32 bytes.
+template <class L, class W>
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void write_back_window(const run_pointers<typename L::C>& b, std::uint32_t off,
+                                                           std::uint32_t entry) {
+  for_each_window_word<L, W>(b, off, entry, [](std::uint32_t from, auto* to) {
+    unsigned int v;
+    detail::ld_shared(from, v);
+    detail::st_global(reinterpret_cast<unsigned int*>(to), v);
   });
 }
 
@@ -628,7 +683,9 @@ struct run_start {
 /// way into shared memory (cp.async) while one is stepped; a thread reads
 /// back only the stage slots it filled, and the window words its warp copied
 /// after the warp met. A redo after a failed range check reads the tile
-/// again from global memory, which this tile's stores have not touched yet.
+/// again from global memory, which this tile's stores have not touched yet
+/// (nor, with windows, any store of its scales: those go back after the R
+/// tiles).
 ///
 /// With R > 1 the loop's body holds tuning::warp_tiles_per_turn tiles of a
 /// group (the offsets of its tiles are compile-time constants from the
@@ -677,12 +734,13 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
       if constexpr (W::slots > 0) __syncwarp();
     }
   };
-  // Steps the tile at off from the stage at `current`, then moves the ring.
-  const auto step_tile = [&](std::uint32_t off, std::uint32_t word) {
+  // Steps the tile at off from the stage at `current`, then moves the ring
+  // (with windows: the old scales from `word`, the new ones to `new_word`).
+  const auto step_tile = [&](std::uint32_t off, std::uint32_t word, std::uint32_t new_word) {
     tile_data<TCc, N> d;
     load_staged_tile<L, W>(b, off, current, d, word);
-    step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, r.scale_owner, ref.seed, step, r.index0 + off, d,
-                                         r.fo);
+    step_loaded_run_tile<TC, TCc, N, F8, W>(sc, checked_sc, b, off, r.scale_owner, ref.seed, step, r.index0 + off,
+                                            d, r.fo, new_word);
     current = current == last_stage ? first_stage : current + L::bytes;
     fill = fill == last_stage ? first_stage : fill + L::bytes;
   };
@@ -694,7 +752,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
     }
     for (std::uint32_t off = 0; off < end; off += unit) {
       turn(off + (S - 1) * unit, issue);
-      step_tile(off, 0);
+      step_tile(off, 0, 0);
     }
   } else {
     // Tile k of the run (k = 0, 1, ...) is tile k % R of group k / R. The
@@ -706,6 +764,10 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
     const auto tile_at = [](std::uint32_t k) { return (k / R) * group + (k % R) * warp_tile; };
     const std::uint32_t first_window = first_stage + S * L::bytes;
     const std::uint32_t last_window = first_window + (W::entries - 1) * W::entry_bytes;
+    // The two write entries follow the read entries; write_window is the
+    // current group's.
+    const std::uint32_t first_write = last_window + W::entry_bytes;
+    [[maybe_unused]] std::uint32_t write_window = first_write;
     // The window entry after the one at `at`, round the ring.
     [[maybe_unused]] const auto next_window = [&](std::uint32_t at) {
       return at == last_window ? first_window : at + W::entry_bytes;
@@ -734,16 +796,25 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_staged_run(const typename TC::scal
       // This lane's window word for the group's first tile.
       [[maybe_unused]] std::uint32_t word = 0;
       if constexpr (W::slots > 0) word = read_window + warp * W::warp_bytes + (lane * N / 32u) * 4u;
+      // From a word of the group's read entry to its place in the write entry.
+      [[maybe_unused]] const std::uint32_t to_write = write_window - read_window;
 #pragma unroll 1
       for (std::uint32_t h = 0; h < static_cast<std::uint32_t>(R); h += U) {
         FLASHOPTIM_UNROLL for (int u = 0; u < U; ++u) {
           // Tile h + u of the group; the tile S - 1 ahead of it is tile k.
           const std::uint32_t k = h + static_cast<std::uint32_t>(u + S - 1);
           turn(g + tile_at(k), [&](std::uint32_t off, std::uint32_t at) { issue(off, at, k % R == 0); });
-          step_tile(g + (h + u) * warp_tile, word + (h + u) * (N * 4u));
+          step_tile(g + (h + u) * warp_tile, word + (h + u) * (N * 4u), word + to_write + (h + u) * (N * 4u));
         }
       }
-      if constexpr (W::slots > 0) read_window = next_window(read_window);
+      if constexpr (W::slots > 0) {
+        // The group's new scales are in its write entry: the warp meets (a
+        // lane writes back words other lanes stored) and writes them back.
+        __syncwarp();
+        write_back_window<L, W>(b, g, write_window);
+        read_window = next_window(read_window);
+        write_window = write_window == first_write ? first_write + W::entry_bytes : first_write;
+      }
     }
   }
 }

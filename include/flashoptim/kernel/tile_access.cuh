@@ -165,6 +165,10 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void ld_shared(std::uint32_t a, uint2& v) {
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void ld_shared(std::uint32_t a, unsigned int& v) {
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
 }
+// st.shared to a 32-bit shared-window address.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void st_shared(std::uint32_t a, unsigned int v) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(a), "r"(v) : "memory");
+}
 // The shared-window address of a generic pointer to shared memory.
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE std::uint32_t shared_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
