@@ -606,17 +606,14 @@ struct proven_sqrt_code : no_tables {
   }
 };
 
-/// proven::floor_word (the device's FADD.RM on 1.5 * 2^23) against the
-/// host's floor for every fp32 y in [-2^22, 2^22], where the codes use it.
+/// proven::floor_word (the device's FADD.RM on 1.5 * 2^23) against its host
+/// form (the bias plus the exact floor) for every fp32 y in [-2^22, 2^22],
+/// where the codes use it.
 struct proven_floor_word : no_tables {
   FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
     const float y = format::float_from_bits(static_cast<std::uint32_t>(i));
     if (!(y >= -format::pow2(22) && y <= format::pow2(22))) return 0;
-#if FLASHOPTIM_DEVICE_CODE
     return static_cast<std::uint32_t>(proven::floor_word(y));
-#else
-    return static_cast<std::uint32_t>(proven::floor_word_bias + static_cast<int>(format::floor_exact(y)));
-#endif
   }
 };
 

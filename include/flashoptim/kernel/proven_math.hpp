@@ -105,6 +105,9 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int floor_word(float y) {
   return floor_word_bias + static_cast<int>(format::floor_exact(y));
 #endif
 }
+/// floor(y) for y in [-2^22, 2^22] through floor_word (a caller keeping the
+/// low byte loses the bias's subtraction).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int floor_code(float y) { return floor_word(y) - floor_word_bias; }
 
 /// cvt.rzi.s32.f32: truncation, saturated to the int range, NaN -> 0.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int trunc_to_int(float x) {
@@ -369,7 +372,7 @@ struct element_rule_of<codec::grouped<codec::fp8_code<T>, Compander, codec::scal
 /// finite codes lie in [-127, 127] already.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int softsign_int8_code(float n) {
   const float q = half_softsign(n);
-  return floor_word(max_num(format::fma_rn(q, 254.0f, 0.5f), -128.0f)) - floor_word_bias;
+  return floor_code(max_num(format::fma_rn(q, 254.0f, 0.5f), -128.0f));
 }
 
 /// uint8 code of n rounded half up (a positive n never to 0 with
@@ -379,7 +382,7 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int softsign_int8_code(float n) {
 /// [0, 254] already. n > 0 exactly when its bits, as a signed int, are.
 template <bool Nonzero>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE int sqrt_uint8_code(float n) {
-  int c = floor_word(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f)) - floor_word_bias;
+  int c = floor_code(min_num(format::fma_rn(n, 254.0f, 0.5f), 255.0f));
   if constexpr (Nonzero) {
     const int positive = static_cast<int>(format::bits_of(n)) < 1 ? static_cast<int>(format::bits_of(n)) : 1;
     c = c > positive ? c : positive;
@@ -545,7 +548,7 @@ struct reference_checked_encoder {
       if constexpr (momentum) {
         q[i] = static_cast<code_type>(softsign_int8_code(n));
       } else {
-        q[i] = static_cast<code_type>(floor_word(format::fma_rn(n, 255.0f, 0.5f)) - floor_word_bias);
+        q[i] = static_cast<code_type>(floor_code(format::fma_rn(n, 255.0f, 0.5f)));
       }
     }
   }
