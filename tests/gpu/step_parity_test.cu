@@ -396,6 +396,34 @@ static_assert(tuning::default_step_policy<sgd_momentum_rounded>::type::stages ==
 static_assert(tuning::default_step_policy<tc::adamw_rounded>::type::stages == 3, "AdamW, warp tiles: 3 stages");
 static_assert(tuning::default_step_policy<tc::lion_default>::type::stages == 3, "Lion, no warp tiles: 3 stages");
 static_assert(tuning::default_step_policy<lion_fp8_rounded>::type::stages == 5, "an fp8 momentum: 5 stages");
+// The paper's split (bf16 + int8 ULP; tc's *_default and reference layouts)
+// steps 512 x 16 tiles, one block per SM; fp16 + int8, 4-byte gradients and
+// three states keep 256 x 8 (tuning/step_policy.hpp, wide_tiles).
+template <class C>
+using default_of = typename tuning::default_step_policy<C>::type;
+static_assert(default_of<tc::adamw_default>::threads == 512 && default_of<tc::adamw_default>::elements_per_thread == 16 &&
+                  default_of<tc::adamw_default>::min_blocks_per_sm == 1,
+              "the paper's split: 512 x 16, 1 block per SM");
+static_assert(default_of<tc::adamw_reference>::elements_per_thread == 16, "reference states: 512 x 16");
+static_assert(default_of<tc::sgd_momentum>::elements_per_thread == 16 && default_of<tc::lion_default>::elements_per_thread == 16,
+              "SGD momentum and Lion with the paper's split: 512 x 16");
+static_assert(default_of<tc::adamw_fp16_ulp8>::elements_per_thread == 8, "fp16 + int8: 256 x 8");
+static_assert(default_of<tc::adamw_fp32_grad>::elements_per_thread == 8, "fp32 gradients: 256 x 8 (the ring would not fit)");
+static_assert(default_of<tc::adamw_amsgrad_default>::elements_per_thread == 8, "three states: 256 x 8");
+static_assert(default_of<tc::adamw_bf16_states>::elements_per_thread == 8, "16-bit states: 256 x 8");
+static_assert(default_of<tc::adamw_rounded>::elements_per_thread == 8, "the rounded split: 256 x 8");
+// Long runs of the wide tiles: a grid of 1 to 5 blocks walks many 8192-element
+// units through each block's ring (the suites' grids give a block one unit).
+TEST_CASE("parity: the paper's split's 512 x 16 tiles, long runs") {
+  const std::vector<std::int64_t> sizes{8192 * 23 + 4099, 8192 * 4, 3000, 16 * 301 + 7};
+  check_parity<tc::adamw_default>(default_hyper<tc::adamw_default>(), sizes, 4, 141, false, 1);
+  check_parity<tc::adamw_default>(default_hyper<tc::adamw_default>(), sizes, 3, 142, /*non_finite=*/true, 2);
+  check_parity<tc::adamw_reference>(default_hyper<tc::adamw_reference>(), sizes, 4, 143, false, 5);
+  check_parity<tc::adamw_reference>(default_hyper<tc::adamw_reference>(), sizes, 3, 144, /*non_finite=*/true, 1);
+  check_parity<tc::sgd_momentum>(default_hyper<tc::sgd_momentum>(), sizes, 4, 145, false, 3);
+  check_parity<tc::lion_default>(default_hyper<tc::lion_default>(), sizes, 4, 146, false, 2);
+}
+
 TEST_CASE("parity: fp8 states' 5-stage ring, long runs") {
   using s3 = tuning::step_policy<256, 8, 2, true, true, true, true, true, false, 3>;
   for (int grid : {1, 2, 5}) {
