@@ -401,14 +401,17 @@ static_assert(tuning::default_step_policy<lion_fp8_rounded>::type::stages == 5, 
 // three states keep 256 x 8 (tuning/step_policy.hpp, wide_tiles).
 template <class C>
 using default_of = typename tuning::default_step_policy<C>::type;
-static_assert(default_of<tc::adamw_default>::threads == 512 && default_of<tc::adamw_default>::elements_per_thread == 16 &&
+static_assert(default_of<tc::adamw_default>::threads == 512 &&
+                  default_of<tc::adamw_default>::elements_per_thread == 16 &&
                   default_of<tc::adamw_default>::min_blocks_per_sm == 1,
               "the paper's split: 512 x 16, 1 block per SM");
 static_assert(default_of<tc::adamw_reference>::elements_per_thread == 16, "reference states: 512 x 16");
-static_assert(default_of<tc::sgd_momentum>::elements_per_thread == 16 && default_of<tc::lion_default>::elements_per_thread == 16,
+static_assert(default_of<tc::sgd_momentum>::elements_per_thread == 16 &&
+                  default_of<tc::lion_default>::elements_per_thread == 16,
               "SGD momentum and Lion with the paper's split: 512 x 16");
 static_assert(default_of<tc::adamw_fp16_ulp8>::elements_per_thread == 8, "fp16 + int8: 256 x 8");
-static_assert(default_of<tc::adamw_fp32_grad>::elements_per_thread == 8, "fp32 gradients: 256 x 8 (the ring would not fit)");
+static_assert(default_of<tc::adamw_fp32_grad>::elements_per_thread == 8,
+              "fp32 gradients: 256 x 8 (the ring would not fit)");
 static_assert(default_of<tc::adamw_amsgrad_default>::elements_per_thread == 8, "three states: 256 x 8");
 static_assert(default_of<tc::adamw_bf16_states>::elements_per_thread == 8, "16-bit states: 256 x 8");
 static_assert(default_of<tc::adamw_rounded>::elements_per_thread == 8, "the rounded split: 256 x 8");

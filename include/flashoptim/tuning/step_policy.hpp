@@ -271,6 +271,45 @@ struct default_step_policy {
   /// the warps' long-scoreboard stalls per issue 0.35 against 0.08 and 0.14
   /// against 0.04).
   static constexpr int stages = fp8_states ? 5 : 3;
+  /// 512 threads x 16 elements, 1 block per SM (wide tiles) for the paper's
+  /// split, bf16 + int8 ULP, with bf16 or fp16 gradients and 8-bit states
+  /// rounded to nearest (the default states or the `reference` ones): the
+  /// layouts it measured faster for. Round C3 of
+  /// bench/results/2026-12-04/session17 (H200, one binary per group of
+  /// layouts, 15 interleaved rounds, three passes, medians, ms; 256 x 8, 2
+  /// blocks per SM / 512 x 16; round C2, another lease: -15% and -9%):
+  ///   AdamW, the paper's split        0.9673 / 0.8638   0.9607 / 0.8663   0.9619 / 0.8686  (-10%)
+  ///   AdamW, `reference` states       1.0078 / 0.9180   1.0324 / 0.9092   1.0221 / 0.9055  (-9 to -12%)
+  ///   SGD momentum, the paper's split 0.7377 / 0.7313   0.7389 / 0.7307   0.7386 / 0.7326  (-1%)
+  ///   Lion, the paper's split         0.7359 / 0.7351   0.7335 / 0.7335   0.7365 / 0.7336  (equal)
+  /// and slower for every other layout measured: fp16 + int8 ULP +8% to
+  /// +11%, bf16 + int16 ULP +2%, the exact split +6%, native<bf16> +2%, fp8
+  /// states +5%, and the rounded split's AdamW +4%, SGD momentum +1%, Lion
+  /// equal (its warp tiles given up for R = 1). 256 x 16 with 2 blocks per
+  /// SM took half the gain or none (AdamW, the paper's split, -3% to -6%;
+  /// `reference` -4%; Lion +2%), and 512 x 8 none (round C3). A tile of 16
+  /// elements is two lanes per group of 32 (one shuffle of the group
+  /// maximum instead of two), 32-byte parameter and gradient accesses and
+  /// 16-byte code accesses per thread; the stage ring then holds 61 KB per
+  /// stage at 512 threads (3 stages, 184 KB: one block per SM), which is why
+  /// 4-byte gradients keep the default shape (a 4th stage, or fp32
+  /// gradients, would not fit).
+  template <class Q>
+  struct integer_code : std::bool_constant<std::is_same<Q, codec::int8_code<true>>::value ||
+                                           std::is_same<Q, codec::uint8_code<true>>::value ||
+                                           std::is_same<Q, codec::int8_code<false>>::value ||
+                                           std::is_same<Q, codec::uint8_code<false>>::value> {};
+  template <class S>
+  struct wide_state : std::bool_constant<!S::stores_state> {};
+  template <class Q, class Compander, class Scale, codec::code_rounding R>
+  struct wide_state<codec::grouped<Q, Compander, Scale, R>>
+      : std::bool_constant<integer_code<Q>::value && R != codec::code_rounding::stochastic &&
+                           (std::is_same<Scale, codec::scale_fp32>::value ||
+                            std::is_same<Scale, codec::scale_fp16_reference>::value)> {};
+  static constexpr bool wide_tiles =
+      std::is_same<typename Config::master, codec::ulp_correction<bf16, std::int8_t>>::value &&
+      sizeof(typename Config::grad_type) == 2 && Config::num_slots <= 2 && wide_state<S0>::value &&
+      wide_state<S1>::value && (S0::stores_state || S1::stores_state);
   /// The range-checked attempt without the master's keep select
   /// (CheckedReencode) for native<T> parameters, the one layout it measured
   /// faster for in two leases. Not for the rounded split, whose AdamW kernel,
@@ -292,45 +331,6 @@ struct default_step_policy {
   /// still gains nothing: round B1 of bench/results/2026-12-04/session16
   /// (three passes of 15 interleaved rounds, medians, ms; the default /
   /// CheckedReencode) 0.8838 / 0.8853, 0.8841 / 0.8855, 0.8843 / 0.8864.
-  /// 512 threads x 16 elements, 1 block per SM (wide tiles) for the paper's
-  /// split, bf16 + int8 ULP, with bf16 or fp16 gradients and 8-bit states
-  /// rounded to nearest (the default states or the `reference` ones): the
-  /// layouts it measured faster for. Rounds C2 and C3 of
-  /// bench/results/2026-12-04/session17 (H200, one binary per round's
-  /// group, 15 interleaved rounds, three passes, medians, ms; 256 x 8, 2
-  /// blocks per SM / 512 x 16):
-  ///   AdamW, the paper's split        0.9673 / 0.8638   0.9607 / 0.8663   0.9619 / 0.8686  (-10%)
-  ///   AdamW, `reference` states       1.0078 / 0.9180   1.0324 / 0.9092   1.0221 / 0.9055  (-9 to -12%)
-  ///   SGD momentum, the paper's split 0.7377 / 0.7313   0.7389 / 0.7307   0.7386 / 0.7326  (-1%)
-  ///   Lion, the paper's split         0.7359 / 0.7351   0.7335 / 0.7335   0.7365 / 0.7336  (equal)
-  /// and slower for every other layout measured: fp16 + int8 ULP +8% to
-  /// +11%, bf16 + int16 ULP +2%, the exact split +6%, native<bf16> +2%, fp8
-  /// states +5%, and the rounded split's AdamW +4%, SGD momentum +1%, Lion
-  /// equal (its warp tiles given up for R = 1). 256 x 16 with 2 blocks per
-  /// SM took half the gain or none (AdamW, the paper's split, -3% to -6%;
-  /// `reference` -4%; Lion +2%), and 512 x 8 none (round C3). A tile of 16
-  /// elements is two lanes per group of 32 (one shuffle of the group
-  /// maximum instead of two), 32-byte parameter and gradient accesses and
-  /// 16-byte code accesses per thread; the stage ring then holds 61 KB per
-  /// stage at 512 threads (3 stages, 184 KB: one block per SM), which is why
-  /// 4-byte gradients keep the default shape (a 4th stage, or fp32
-  /// gradients, would not fit).
-  template <class Q>
-  struct int8_code : std::bool_constant<std::is_same<Q, codec::int8_code<true>>::value ||
-                                        std::is_same<Q, codec::uint8_code<true>>::value ||
-                                        std::is_same<Q, codec::int8_code<false>>::value ||
-                                        std::is_same<Q, codec::uint8_code<false>>::value> {};
-  template <class S>
-  struct wide_state : std::bool_constant<!S::stores_state> {};
-  template <class Q, class Compander, class Scale, codec::code_rounding R>
-  struct wide_state<codec::grouped<Q, Compander, Scale, R>>
-      : std::bool_constant<int8_code<Q>::value && R != codec::code_rounding::stochastic &&
-                           (std::is_same<Scale, codec::scale_fp32>::value ||
-                            std::is_same<Scale, codec::scale_fp16_reference>::value)> {};
-  static constexpr bool wide_tiles =
-      std::is_same<typename Config::master, codec::ulp_correction<bf16, std::int8_t>>::value &&
-      sizeof(typename Config::grad_type) == 2 && Config::num_slots <= 2 && wide_state<S0>::value &&
-      wide_state<S1>::value && (S0::stores_state || S1::stores_state);
   template <class M>
   struct native_master : std::false_type {};
   template <class T>
