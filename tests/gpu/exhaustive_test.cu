@@ -530,6 +530,20 @@ struct proven_sqrt : no_tables {
   }
 };
 
+/// sqrt(v) for v = +0 and every v in [2^-100, 2^126] (the zero-tolerant
+/// attempt's square root, kernel/range_checked.cuh).
+struct proven_sqrt_or_zero : no_tables {
+  static constexpr std::uint64_t count = 0x71000002ull;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float v = i == 0 ? 0.0f : format::float_from_bits(0x0d800000u + static_cast<std::uint32_t>(i - 1));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::sqrt_in_range_or_zero(v));
+#else
+    return format::bits_of(format::sqrt_rn(v));
+#endif
+  }
+};
+
 /// a / b for 2^32 pseudo-random pairs with |a|, b in [2^-60, 2^60]
 /// (exponents uniform over the range, so every boundary binade is hit).
 struct proven_division : no_tables {
@@ -550,6 +564,22 @@ struct proven_division : no_tables {
     return format::bits_of(proven::div_in_range(a, b));
 #else
     return format::bits_of(format::div_rn(a, b));
+#endif
+  }
+};
+
+/// +0 / b for every b in [2^-60, 2^60] (the zero-tolerant attempt divides
+/// m = +0 by d through the fast path, kernel/range_checked.cuh).
+struct proven_division_of_zero : no_tables {
+  static constexpr std::uint64_t count = (187ull - 67ull) * (1ull << 23) + 1ull;
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float b = format::float_from_bits((67u << 23) + static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    // +0 from the index (i < 2^31): a run-time operand, as m is in the step.
+    const float zero = format::float_from_bits(static_cast<std::uint32_t>(i >> 40));
+    return format::bits_of(proven::div_in_range(zero, b));
+#else
+    return format::bits_of(format::div_rn(0.0f, b));
 #endif
   }
 };
@@ -654,7 +684,9 @@ TEST_CASE("proven ULP decode on the device == ulp_correction::decode, every pair
 TEST_CASE("proven fast paths: reciprocal, sqrt, division in their ranges == IEEE") {
   sweep<proven_reciprocal>("proven reciprocal on [2^-64, 2^64]", proven_reciprocal::count);
   sweep<proven_sqrt>("proven sqrt on [2^-100, 2^126]", proven_sqrt::count);
+  sweep<proven_sqrt_or_zero>("proven sqrt on +0 and [2^-100, 2^126]", proven_sqrt_or_zero::count);
   sweep<proven_division>("proven division, 2^32 pairs in [2^-60, 2^60]", all32);
+  sweep<proven_division_of_zero>("proven division of +0 by [2^-60, 2^60]", proven_division_of_zero::count);
 }
 
 TEST_CASE("proven element rules on the device == clamp, post, quantize, sentinel, all 2^32 inputs") {

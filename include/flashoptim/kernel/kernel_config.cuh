@@ -57,7 +57,7 @@ struct checked_master_select<M, Config, true, Reencode> {
 };
 
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,
-          bool CheckedRange = false, bool Grouped = codec::is_grouped<C>::value>
+          bool CheckedRange = false, bool Zeros = false, bool Grouped = codec::is_grouped<C>::value>
 struct codec_select {
   using type = C;
   static constexpr bool tabulated = false;
@@ -65,12 +65,14 @@ struct codec_select {
 /// CheckedSqrt: the rule checks the range of this state's new value, so a
 /// sqrt compander may use the square root's fast path. CheckedRange: the
 /// rule bounds this state's new values as range_checked_adam does for m and
-/// v (the reference layout's encoder relies on it).
-template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt, bool CheckedRange>
-struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, CheckedRange, true> {
+/// v (the reference layout's encoder relies on it). Zeros: the zero-tolerant
+/// attempt's check (+0 passes as well).
+template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt, bool CheckedRange,
+          bool Zeros>
+struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, CheckedRange, Zeros, true> {
   static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
   using pre = std::conditional_t<CheckedSqrt && codec::compander_kind_of<typename C::compander> == codec::compander_kind::sqrt,
-                                 range_checked_sqrt_compander, typename C::compander>;
+                                 range_checked_sqrt_compander<Zeros>, typename C::compander>;
   using type = std::conditional_t<
       Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,
       std::conditional_t<Proven && CheckedRange && proven::is_reference_checked_codec<C>::value,
@@ -93,12 +95,24 @@ struct kernel_slot_map<KC, std::integer_sequence<int, I...>> {
 /// Checked: the first attempt of a range-checked step (rule with fast
 /// division and square root, scalars carrying the check's flag).
 /// Reencode (with Checked): Policy::checked_reencode.
+/// ZeroAttempt (with Checked): Policy::zero_attempt, a zero-tolerant second
+/// attempt, which a warp runs when the first failed on its tile, before the
+/// exact redo (kernel/range_checked.cuh); Zeros: this config is that attempt.
 template <class Config, bool Tabulate, bool BranchFree = false, bool Proven = false, bool Checked = false,
-          bool Reencode = false>
+          bool Reencode = false, bool ZeroAttempt = false, bool Zeros = false>
 struct kernel_config {
   using base = Config;
   static constexpr bool checked = Checked;
   using rule_check = range_checked_rule<typename Config::rule>;
+  static_assert(!Zeros || (Checked && rule_check::has_zero_attempt),
+                "a zero-tolerant attempt is a checked Adam step's");
+  /// Whether this is a first attempt with a zero-tolerant second one (the
+  /// rule has one and the policy asks for it), and that second attempt's
+  /// config (this one where there is none).
+  static constexpr bool has_zero_attempt = Checked && ZeroAttempt && !Zeros && rule_check::has_zero_attempt;
+  using zero_attempt = std::conditional_t<
+      has_zero_attempt, kernel_config<Config, Tabulate, BranchFree, Proven, Checked, Reencode, true, true>,
+      kernel_config>;
   using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree, Proven>;
   /// Slot I's codec as the kernel runs it: slots 0 and 1 may decode
   /// through table slots 1 and 2; later slots are not tabulated.
@@ -106,7 +120,7 @@ struct kernel_config {
   using state_sel = detail::codec_select<typename Config::template state<I>, (I + 1 < table_slots ? I + 1 : 0),
                                          Tabulate && (I + 1 < table_slots), BranchFree, Proven,
                                          I == 1 && Checked && rule_check::checks_second_moment,
-                                         I < 2 && Checked && rule_check::checks_second_moment>;
+                                         I < 2 && Checked && rule_check::checks_second_moment, Zeros>;
   using state0_sel = state_sel<0>;
   using state1_sel = state_sel<1>;
   static constexpr int num_slots = Config::num_slots;
@@ -114,7 +128,9 @@ struct kernel_config {
   struct slot_tabulated : std::bool_constant<state_sel<I>::tabulated> {};
   static constexpr bool any = master_sel::tabulated || any_of_slots<num_slots, slot_tabulated>;
 
-  using rule = std::conditional_t<Checked, typename rule_check::type, typename Config::rule>;
+  using rule = std::conditional_t<
+      Checked, std::conditional_t<Zeros, typename rule_check::zero_tolerant_type, typename rule_check::type>,
+      typename Config::rule>;
   using master = typename detail::checked_master_select<typename master_sel::type, Config, Checked, Reencode>::type;
   using param_type = typename Config::param_type;
   using aux_type = typename Config::aux_type;

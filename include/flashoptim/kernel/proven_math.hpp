@@ -72,6 +72,22 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float div_fast_path(float a, float b) {
   const float rem = __fmaf_rn(-b, q, a);
   return __fmaf_rn(r2, rem, q);
 }
+/// __fsqrt_rn's fast path: y = v * r, the residual e = v - y * y and
+/// y + e * r / 2, with r = rsqrt.approx(q). q = v is the fast path itself;
+/// another q serves sqrt_in_range_or_zero.
+FLASHOPTIM_DEVICE FLASHOPTIM_INLINE float sqrt_fast_path(float v, float q) {
+  float r;
+  asm("{\n\t.reg .f32 rs, y, h, ny, e;\n\t"
+      "rsqrt.approx.ftz.f32 rs, %2;\n\t"
+      "mul.ftz.f32 y, %1, rs;\n\t"
+      "mul.ftz.f32 h, rs, 0f3F000000;\n\t"
+      "neg.f32 ny, y;\n\t"
+      "fma.rn.f32 e, ny, y, %1;\n\t"
+      "fma.rn.f32 %0, e, h, y;\n\t}"
+      : "=f"(r)
+      : "f"(v), "f"(q));
+  return r;
+}
 #endif
 }  // namespace detail
 
@@ -164,17 +180,23 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float reciprocal(float s) {
 /// __fsqrt_rn on every such v by tests/gpu/exhaustive_test.cu.
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_in_range(float v) {
 #if FLASHOPTIM_DEVICE_CODE
-  float r;
-  asm("{\n\t.reg .f32 rs, y, h, ny, e;\n\t"
-      "rsqrt.approx.ftz.f32 rs, %1;\n\t"
-      "mul.ftz.f32 y, %1, rs;\n\t"
-      "mul.ftz.f32 h, rs, 0f3F000000;\n\t"
-      "neg.f32 ny, y;\n\t"
-      "fma.rn.f32 e, ny, y, %1;\n\t"
-      "fma.rn.f32 %0, e, h, y;\n\t}"
-      : "=f"(r)
-      : "f"(v));
-  return r;
+  return detail::sqrt_fast_path(v, v);
+#else
+  return format::sqrt_rn(v);
+#endif
+}
+
+/// sqrt(v) correctly rounded for v = +0 and for v in [2^-100, 2^126]:
+/// sqrt_in_range with its rsqrt operand raised to at least 2^-126, which
+/// leaves every normal v unchanged (the same instructions' results) and
+/// turns v = +0 into y = 0 * 2^63 = +0, e = fma(-0, +0, +0) = +0 and a result
+/// of +0, where rsqrt(+0) = +inf would make it NaN. One instruction more
+/// than sqrt_in_range: the zero-tolerant attempt's (kernel/range_checked.cuh).
+/// Checked against __fsqrt_rn on +0 and every such v by
+/// tests/gpu/exhaustive_test.cu.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_in_range_or_zero(float v) {
+#if FLASHOPTIM_DEVICE_CODE
+  return detail::sqrt_fast_path(v, fmaxf(v, format::pow2(-126)));
 #else
   return format::sqrt_rn(v);
 #endif

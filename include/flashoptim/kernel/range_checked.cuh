@@ -21,6 +21,21 @@
 //   Adam's |m| in [2^-60, 2^60]: with d in that range the quotient m / d and
 //     the division's intermediates are normal, where the fast path is
 //     correctly rounded.
+//
+// The zero-tolerant attempt (Zeros = true): a warp whose first attempt
+// failed steps its tiles once more before the exact redo, with the same
+// checks except that m = +0 and v = +0 (by their bits) pass as well: the
+// elements of a gradient that is exactly 0 over states that are 0 (a fresh
+// optimizer, embedding rows no batch has touched yet). There sqrt is
+// proven::sqrt_in_range_or_zero (sqrt(+0) = +0; the same result as
+// sqrt_in_range elsewhere), d = fma(+0, inv_sqrt_bc2, eps) = eps lies in the
+// range above, and the division's fast path gives +0 / d = +0 exactly:
+// q = fma(+0, r, +0) = +0, rem = fma(-d, +0, +0) = +0, fma(r, +0, +0) = +0.
+// (-0 / d would give +0, not -0: m = -0 still fails.) The second moment's
+// encoder then meets n = +0, so it uses the sqrt code that tests the sign
+// (positive_pre is false). The first attempt does not accept zeros itself:
+// the extra compares and the sqrt's clamp cost 10-15% on dense gradients
+// (bench/results/2026-12-04/session18, zero_tolerant.patch).
 #pragma once
 
 #include <type_traits>
@@ -39,31 +54,49 @@ struct checked_scalars : Rule::scalars {
 };
 
 /// Rule as the range-checked step runs it: itself (its arithmetic has no
-/// slow paths), except Adam and AdamW.
+/// slow paths), except Adam and AdamW. zero_tolerant_type: as the
+/// zero-tolerant attempt runs it (has_zero_attempt: there is one).
 template <class Rule>
 struct range_checked_rule {
   using type = Rule;
+  using zero_tolerant_type = Rule;
   static constexpr bool checks_second_moment = false;
+  static constexpr bool has_zero_attempt = false;
   FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename Rule::scalars&) { return -1.0f; }
 };
 
+/// The square root of a checked attempt: proven::sqrt_in_range, or with
+/// Zeros its variant exact on +0 as well.
+template <bool Zeros>
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float checked_sqrt(float v) {
+  if constexpr (Zeros) return proven::sqrt_in_range_or_zero(v);
+  return proven::sqrt_in_range(v);
+}
+
 /// adam_rule<Decoupled>::apply itself, with sqrt and the division through
 /// their fast paths, and the ranges that make them exact recorded in *ok.
+/// Zeros: m = +0 and v = +0 pass the check too (the zero-tolerant attempt).
+template <bool Zeros>
 struct checked_adam_math {
   bool* ok;
   float v_max;
   FLASHOPTIM_HOST_DEVICE void observe(float m, float v) const {
     const float am = proven::magnitude(m);
     // & rather than &&: one chain of predicated compares, no branch.
-    *ok = *ok & (v >= format::pow2(-100)) & (v <= v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
+    if constexpr (Zeros) {
+      *ok = *ok & ((v >= format::pow2(-100)) | (format::bits_of(v) == 0u)) & (v <= v_max) &
+            ((am >= format::pow2(-60)) | (format::bits_of(m) == 0u)) & (am <= format::pow2(60));
+    } else {
+      *ok = *ok & (v >= format::pow2(-100)) & (v <= v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
+    }
   }
-  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return proven::sqrt_in_range(x); }
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return checked_sqrt<Zeros>(x); }
   FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return proven::div_in_range(a, b); }
   /// No bound: an overflow is flagged by step_tile and the tile redone.
   FLASHOPTIM_HOST_DEVICE static float bound(float x) { return x; }
 };
 
-template <bool Decoupled>
+template <bool Decoupled, bool Zeros = false>
 struct range_checked_adam : rule::adam_rule<Decoupled> {
   using base = rule::adam_rule<Decoupled>;
   using scalars = checked_scalars<base>;
@@ -74,14 +107,16 @@ struct range_checked_adam : rule::adam_rule<Decoupled> {
   /// on the default layout, the same tiles redone).
   static constexpr bool checks_state_bounds = true;
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[base::num_states]) {
-    base::apply(s, g, p, st, checked_adam_math{s.ok, s.v_max});
+    base::apply(s, g, p, st, checked_adam_math<Zeros>{s.ok, s.v_max});
   }
 };
 
 template <bool Decoupled>
 struct range_checked_rule<rule::adam_rule<Decoupled>> {
   using type = range_checked_adam<Decoupled>;
+  using zero_tolerant_type = range_checked_adam<Decoupled, true>;
   static constexpr bool checks_second_moment = true;
+  static constexpr bool has_zero_attempt = true;
   FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename rule::adam_rule<Decoupled>::scalars& s) {
     const bool bounded = s.eps >= format::pow2(-60) && s.eps <= format::pow2(58) && s.inv_sqrt_bc2 >= 0.0f &&
                          s.inv_sqrt_bc2 <= format::pow2(20);
@@ -91,11 +126,14 @@ struct range_checked_rule<rule::adam_rule<Decoupled>> {
 
 /// The sqrt compander of the second moment, for a step whose rule checked
 /// the range of the very value it is given (range_checked_adam): the same
-/// pre() there. A tile is kept only if every v is in [2^-100, 2^76], so
-/// there pre(v) >= 2^-50 (proven::positive_pre).
+/// pre() there (the same function, so the compiler computes it once). A
+/// tile is kept only if every v is in [2^-100, 2^76], so there
+/// pre(v) >= 2^-50 (proven::positive_pre); with Zeros v = +0 passes too,
+/// and pre(+0) = +0.
+template <bool Zeros = false>
 struct range_checked_sqrt_compander : codec::sqrt_compander {
-  static constexpr bool positive_pre = true;
-  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return proven::sqrt_in_range(v); }
+  static constexpr bool positive_pre = !Zeros;
+  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return checked_sqrt<Zeros>(v); }
 };
 
 /// The checked scalars of a launch (ok is set per tile).

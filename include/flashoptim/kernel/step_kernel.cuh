@@ -266,7 +266,7 @@ struct run_pointers {
 };
 
 /// The tile at b + off: N elements, all valid, buffers vector-aligned.
-template <class TC, int N, bool Again>
+template <bool Again, class TC, int N>
 FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void load_run_tile(const run_pointers<typename TC::base>& b, std::uint32_t off,
                                                        tile_data<TC, N>& d) {
   using C = typename TC::base;
@@ -319,12 +319,26 @@ struct no_scale_windows {
   static constexpr std::uint32_t warp_bytes = 0;
 };
 
+#if defined(FLASHOPTIM_COUNT_REDONE_TILES)
+/// Test hook (off unless a translation unit defines the macro before it
+/// includes flashoptim, and then in that one only): warp tiles stepped again
+/// after a failed range check, [0] by the zero-tolerant attempt, [1] by the
+/// exact step. Lane 0 counts once per warp tile.
+__device__ unsigned long long redone_tiles[2];
+#define FLASHOPTIM_COUNT_REDO(k) \
+  ((threadIdx.x % 32u) == 0u ? static_cast<void>(atomicAdd(&::flashoptim::kernel::redone_tiles[k], 1ull)) : void())
+#else
+#define FLASHOPTIM_COUNT_REDO(k) static_cast<void>(0)
+#endif
+
 /// The vector path of step_one_tile for the tile at b + off (N elements,
 /// all valid, buffers vector-aligned). `scale_owner`: the tile is the first
 /// of its group. `index` is the tile's rounding-key index. With a checked
-/// config TCc (range-checked policy) the tile is first stepped by TCc, and
-/// again by TC from a fresh read when a range check failed on any lane of
-/// the warp; otherwise (TCc = TC) once by TC.
+/// config TCc (range-checked policy) the tile is first stepped by TCc; when
+/// a range check failed on any lane of the warp, it is read again and
+/// stepped by TCc's zero-tolerant attempt where it has one
+/// (kernel_config::zero_attempt), and when a check fails there too, read
+/// again and stepped by TC. Otherwise (TCc = TC) once by TC.
 /// With F8 (a fused launch) and fo.values set, the tile's FP8 copy is
 /// written last, from the stored master still in d.
 /// W: the run's scale windows (scale_window, or no_scale_windows). A windowed
@@ -350,11 +364,24 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_loaded_run_tile(const typename TC:
     csc.ok = &ok;
     step_tile<TCc, N>(csc, d, N, checked_group_max<32 / N>{{}, &ok}, key);
     if (__any_sync(0xffffffffu, !ok)) {
-      tile_data<TC, N> x;
-      load_run_tile<TC, N, true>(b, off, x);
-      step_tile<TC, N>(sc, x, N, group_max<32 / N>{}, key);
-      static_assert(sizeof(x) == sizeof(d), "the same storage");
-      std::memcpy(&d, &x, sizeof(d));
+      if constexpr (TCc::has_zero_attempt) {
+        using TCz = typename TCc::zero_attempt;
+        FLASHOPTIM_COUNT_REDO(0);
+        tile_data<TCz, N> z;
+        load_run_tile<true>(b, off, z);
+        static_assert(sizeof(z) == sizeof(d), "the same storage");
+        ok = true;
+        step_tile<TCz, N>(csc, z, N, checked_group_max<32 / N>{{}, &ok}, key);
+        std::memcpy(&d, &z, sizeof(d));
+      }
+      if (!TCc::has_zero_attempt || __any_sync(0xffffffffu, !ok)) {
+        FLASHOPTIM_COUNT_REDO(1);
+        tile_data<TC, N> x;
+        load_run_tile<true>(b, off, x);
+        static_assert(sizeof(x) == sizeof(d), "the same storage");
+        step_tile<TC, N>(sc, x, N, group_max<32 / N>{}, key);
+        std::memcpy(&d, &x, sizeof(d));
+      }
     }
   } else {
     step_tile<TCc, N>(sc, d, N, group_max<32 / N>{}, key);
@@ -642,7 +669,7 @@ FLASHOPTIM_DEVICE FLASHOPTIM_INLINE void step_run_tile(const typename TC::scalar
                                                        bool scale_owner, std::uint64_t seed, std::uint64_t step,
                                                        std::uint64_t index, const fp8_run_out<F8>& fo = {}) {
   tile_data<TCc, N> d;
-  load_run_tile<TCc, N, false>(b, off, d);
+  load_run_tile<false>(b, off, d);
   step_loaded_run_tile<TC, TCc, N, F8>(sc, checked_sc, b, off, scale_owner, seed, step, index, d, fo);
 }
 
@@ -685,7 +712,10 @@ struct run_start {
 /// after the warp met. A redo after a failed range check reads the tile
 /// again from global memory, which this tile's stores have not touched yet
 /// (nor, with windows, any store of its scales: those go back after the R
-/// tiles).
+/// tiles). (Reading it from its stage instead, which no copy refills before
+/// the next turn, made ptxas keep 424 bytes of the paper's split's 512 x 16
+/// kernel in local memory, spilled in the hot path: docs/gpu.md, "Exact
+/// zeros in the gradient".)
 ///
 /// With R > 1 the loop's body holds tuning::warp_tiles_per_turn tiles of a
 /// group (the offsets of its tiles are compile-time constants from the
@@ -835,7 +865,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   using TCc = std::conditional_t<
       Policy::range_checked,
       kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges, true,
-                    Policy::checked_reencode>, TC>;
+                    Policy::checked_reencode, Policy::zero_attempt>, TC>;
   using scalars = typename Config::scalars;
   constexpr int N = Policy::elements_per_thread;
   constexpr std::int64_t unit = Policy::unit_elements;
@@ -1011,3 +1041,5 @@ cudaError_t launch_step(const step_params_for<Config, F8>& p, int grid, cudaStre
 }
 
 }  // namespace flashoptim::kernel
+
+#undef FLASHOPTIM_COUNT_REDO

@@ -54,9 +54,15 @@ namespace flashoptim::tuning {
 ///                      commits no tile with a NaN parameter, where alone
 ///                      the select acts (docs/gpu.md, "The master's keep
 ///                      select")
+///   ZeroAttempt        (needs RangeChecked) a warp whose range-checked
+///                      attempt failed steps its tile once more with Adam's
+///                      m = +0 and v = +0 accepted, before the exact step
+///                      (kernel/range_checked.cuh: zero gradients over zero
+///                      states; docs/gpu.md, "Exact zeros in the gradient")
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
-          int Stages = 1, bool SyncStages = false, int WarpTiles = 1, bool CheckedReencode = false>
+          int Stages = 1, bool SyncStages = false, int WarpTiles = 1, bool CheckedReencode = false,
+          bool ZeroAttempt = RangeChecked>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -77,6 +83,8 @@ struct step_policy {
   /// The range-checked attempt encodes reencodes_every_pair masters without
   /// the keep select.
   static constexpr bool checked_reencode = CheckedReencode;
+  /// A zero-tolerant second attempt before the exact step (Adam and AdamW).
+  static constexpr bool zero_attempt = ZeroAttempt;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -88,6 +96,7 @@ struct step_policy {
   static_assert(Stages >= 1, "at least the tile being stepped");
   static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
   static_assert(RangeChecked || !CheckedReencode, "the re-encoding attempt is the range-checked one");
+  static_assert(RangeChecked || !ZeroAttempt, "the zero-tolerant attempt follows the range-checked one");
   static_assert(!SyncStages || Stages > 1, "the barrier is the staged loop's");
   static_assert(WarpTiles >= 1 && (WarpTiles & (WarpTiles - 1)) == 0, "a power of two");
   static_assert(WarpTiles == 1 || Stages > 1, "warp tiles are the staged loop's");
@@ -341,10 +350,33 @@ struct default_step_policy {
   template <class T>
   struct native_master<codec::native<T>> : std::true_type {};
   static constexpr bool checked_reencode = native_master<typename Config::master>::value;
+  /// The zero-tolerant second attempt (ZeroAttempt; Adam and AdamW only) for
+  /// every layout but the wide tiles': with it a tile whose gradient and
+  /// states are exactly 0 is stepped by a second attempt instead of the
+  /// exact step, and at 256 x 8 the dense step costs what it did; the
+  /// 512 x 16 kernels, at their 128-register cap, then spill pointers in
+  /// the hot path and lose 4-10% on dense gradients. H200, AdamW 268M, ms,
+  /// without / with; round E1 of bench/results/2026-12-04/session19 (two
+  /// binaries, before and after, alternated, four passes of 15 interleaved
+  /// rounds), round E2 (one binary, both variants, four passes); medians of
+  /// the pass medians, the best round in brackets (the medians of some
+  /// variants moved between rounds by more than the differences here; the
+  /// best rounds agree):
+  ///                          E1 dense                        E2 dense                        a quarter 0 (E1)
+  ///   AdamW default 256 x 8  0.878 [0.875] / 0.918 [0.874]   0.898 [0.877] / 0.876 [0.874]   2.915 / 1.625
+  ///   fp8 states 256 x 8     0.879 [0.875] / 0.876 [0.869]   0.897 [0.872] / 0.929 [0.880]   2.739 / 1.429
+  ///   fp16 + int8 256 x 8    0.933 [0.931] / 0.919 [0.917]   0.976 [0.948] / 0.954 [0.935]   (its own ~6e-5 zeros)
+  ///   paper's split 512x16   0.861 [0.859] / 0.952 [0.945]   1.008 [0.860] / 0.955 [0.943]   3.071 / 2.051
+  ///   `reference` 512 x 16   0.863 [0.860] / 0.900 [0.898]   0.893 [0.862] / 0.898 [0.896]   3.923 / 1.908
+  /// (one gradient in 8192 equal to 0, the default layout: 1.149 -> 0.902).
+  /// fp16 + int8 stays at 256 x 8: at 512 x 16 it took 0.979-0.999 with the
+  /// attempt. A user of the wide tiles whose gradients hold many zeros
+  /// (untouched embedding rows) can ask for it: step_policy's last argument.
+  static constexpr bool zero_attempt = !wide_tiles;
 
  public:
   using type = step_policy<wide_tiles ? 512 : 256, wide_tiles ? 16 : 8, wide_tiles ? 1 : 2, true, true, true, true,
-                           true, false, stages, false, warp_tiles ? 4 : 1, checked_reencode>;
+                           true, false, stages, false, warp_tiles ? 4 : 1, checked_reencode, zero_attempt>;
 };
 
 /// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
