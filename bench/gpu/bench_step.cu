@@ -65,9 +65,16 @@ double measure_copy_bandwidth() {
 struct shape {
   std::string name;
   std::vector<std::int64_t> sizes;
+  /// The gradients of the first tensor's [zero_begin, zero_end) (fractions
+  /// of its size) are exactly 0: rows no batch touched, whose states stay 0.
+  double zero_begin = 0.0, zero_end = 0.0;
 };
 
 shape flat() { return {"flat268M", {std::int64_t{1} << 28}}; }
+/// flat() with a contiguous quarter of the gradients 0 (an embedding table
+/// whose untouched rows have zero gradients over zero states: the Adam
+/// step's zero-tolerant attempt, docs/gpu.md "Exact zeros in the gradient").
+shape flat_zero_rows() { return {"flat268M_zero25", {std::int64_t{1} << 28}, 0.5, 0.75}; }
 
 /// Llama-3.2-1B with an untied output layer: 147 tensors, 1.50 B parameters.
 shape llama() {
@@ -250,6 +257,13 @@ double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& 
 template <class Config, class Policy, bool Device = false>
 void bm_step(benchmark::State& st, shape sh) {
   workspace<Config> w(sh.sizes);
+  if (sh.zero_end > sh.zero_begin) {
+    const auto n = static_cast<double>(w.refs[0].size);
+    const auto first = static_cast<std::int64_t>(sh.zero_begin * n), last = static_cast<std::int64_t>(sh.zero_end * n);
+    using G = typename Config::grad_type;
+    // All-zero bytes are +0 in every gradient format.
+    BENCH_CUDA(cudaMemset(const_cast<G*>(w.refs[0].grad) + first, 0, static_cast<std::size_t>(last - first) * sizeof(G)));
+  }
   device::step_plan<Config, Policy> plan;
   status s = plan.build(w.refs.data(), w.refs.size());
   if (!s.ok()) {
@@ -448,6 +462,7 @@ int main(int argc, char** argv) {
   add<adamw_default, default_policy<adamw_default>, true>("adamw_default", l, "device_inputs");
 #if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)  // a quick build for A/B measurements
   add<adamw_default>("adamw_default", m);
+  add<adamw_default>("adamw_default", flat_zero_rows());
   add<lion_default>("lion_default", f);
   add<sgd_momentum>("sgd_momentum", f);
   add<sgd_plain>("sgd_plain", f);
