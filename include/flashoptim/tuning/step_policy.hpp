@@ -292,11 +292,13 @@ struct default_step_policy {
   ///   SGD momentum, the paper's split 0.7377 / 0.7313   0.7389 / 0.7307   0.7386 / 0.7326  (-1%)
   ///   Lion, the paper's split         0.7359 / 0.7351   0.7335 / 0.7335   0.7365 / 0.7336  (equal)
   /// and slower for every other layout measured: fp16 + int8 ULP +8% to
-  /// +11% (not the shape's doing: the benchmark's fp16 gradients hold exact
-  /// zeros, whose tiles the range-checked attempt redoes exactly; with them
-  /// replaced it ran 0.902 ms at 512 x 16 against 1.006 at 256 x 8, round D4
-  /// of bench/results/2026-12-04/session18; docs/gpu.md, "Exact zeros in the
-  /// gradient"), bf16 + int16 ULP +2%, the exact split +6%, native<bf16> +2%, fp8
+  /// +11% (partly its gradients' exact zeros, which the range-checked
+  /// attempt failed on: with them replaced it ran 0.902 ms at 512 x 16
+  /// against 1.006 at 256 x 8, round D4 of bench/results/2026-12-04/session18;
+  /// with the zero-tolerant attempt, which still redoes those tiles once,
+  /// 512 x 16 kept losing, 0.979-0.999 against 0.919-0.954 ms, rounds E1 and
+  /// E2 of session19; docs/gpu.md, "Exact zeros in the gradient"), bf16 +
+  /// int16 ULP +2%, the exact split +6%, native<bf16> +2%, fp8
   /// states +5%, and the rounded split's AdamW +4%, SGD momentum +1%, Lion
   /// equal (its warp tiles given up for R = 1). 256 x 16 with 2 blocks per
   /// SM took half the gain or none (AdamW, the paper's split, -3% to -6%;
