@@ -184,6 +184,56 @@ decay_result ema_decay(double beta1 = 0.9, double beta2 = 0.999, std::uint64_t s
   return {a / (std::pow(beta1, 200) * b), c / (std::pow(beta2, 200) * d)};
 }
 
+/// C9, idle rows: how far parameters move while their gradient stays 0
+/// (embedding rows no batch touches, idle experts), against R64. AdamW (lr
+/// 1e-3, no decay) on 256 parameters from N(0, 1): 10 steps of N(0, sigma^2)
+/// gradients, then `idle` zero-gradient steps. In exact arithmetic m decays
+/// by beta1^t and sqrt(v) by sqrt(beta2)^t, so the idle steps add a
+/// geometric tail (R64: ~7.7 lr in all) that has ended long before step
+/// `late` of the idle ones (0.9^2000). A state whose scale stops decaying
+/// while the other's keeps decaying (the reference layout's fp16 scales stick
+/// at their smallest subnormals) makes m / sqrt(v) grow, and the row keeps
+/// moving.
+struct idle_result {
+  double library, r64;  ///< max over elements of |p_end - p_10| / lr
+  double library_late;  ///< the library's max |p_end - p_(10 + late)| / lr: R64's is 0
+};
+template <class Config>
+idle_result idle_row_drift(double sigma, int idle = 20000, int late = 2000, std::uint64_t seed = 11) {
+  const std::int64_t n = 256;
+  adamw_beside_r64<Config> a(n, seed);
+  for (int t = 1; t <= 10; ++t) {
+    std::vector<double> g(n);
+    for (auto& x : g) x = sigma * a.N(a.rng);
+    a.step(g);
+  }
+  const auto p_lib = a.r.master();
+  const auto p_r64 = a.s64.p;
+  const std::vector<double> zero(n, 0.0);
+  std::vector<double> p_late;
+  for (int t = 1; t <= idle; ++t) {
+    a.step(zero);
+    if (t == late) p_late = a.r.master();
+  }
+  const auto q_lib = a.r.master();
+  idle_result r{0, 0, 0};
+  for (std::int64_t i = 0; i < n; ++i) {
+    r.library = std::max(r.library, std::fabs(q_lib[i] - p_lib[i]) / a.d.lr);
+    r.r64 = std::max(r.r64, std::fabs(a.s64.p[i] - p_r64[i]) / a.d.lr);
+    r.library_late = std::max(r.library_late, std::fabs(q_lib[i] - p_late[i]) / a.d.lr);
+  }
+  return r;
+}
+
+/// idle_row_drift over sigma = 1e-2, 1e-3, 1e-4: the largest late drift
+/// (in lr; R64's is 0).
+template <class Config>
+double idle_row_late_drift_worst() {
+  double worst = 0;
+  for (double sigma : {1e-2, 1e-3, 1e-4}) worst = std::max(worst, idle_row_drift<Config>(sigma).library_late);
+  return worst;
+}
+
 struct blast_result {
   int non_finite_params;      ///< after the bad gradient
   bool bad_state_non_finite;  ///< the bad element's states decode to NaN/inf
