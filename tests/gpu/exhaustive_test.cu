@@ -584,6 +584,62 @@ struct proven_division_of_zero : no_tables {
   }
 };
 
+/// sqrt(v) for +0 and every v in (0, 2^126] (the tiny-tolerant attempt's
+/// square root: below 2^-100 the fast path of v * 2^64, scaled by 2^-32).
+struct proven_sqrt_or_tiny : no_tables {
+  static constexpr std::uint64_t count = 0x7e800001ull;  // the patterns 0 .. 2^126
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float v = format::float_from_bits(static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::sqrt_or_tiny(v));
+#else
+    return format::bits_of(format::sqrt_rn(v));
+#endif
+  }
+};
+
+/// RN(1 / (s * 2^64)) for every s in [2^-149, 2^-64) (the lifted
+/// reciprocal of a group maximum below 2^-64, scale_fp32's make_reciprocal).
+struct proven_reciprocal_lifted : no_tables {
+  static constexpr std::uint64_t count = 0x1f800000ull - 1ull;  // the patterns 1 .. 2^-64 - ulp
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    const float s = format::float_from_bits(1u + static_cast<std::uint32_t>(i));
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::reciprocal_lifted(s));
+#else
+    return format::bits_of(format::div_rn(1.0f, format::mul_rn(s, format::pow2(64))));
+#endif
+  }
+};
+
+/// a / b for 2^32 pseudo-random pairs with |a| below 2^-60 (subnormals and
+/// zeros included) and b in [2^-60, 2^60], where RN(a / b) is at least 2^-126
+/// (elsewhere the tiny-tolerant attempt guards on the parameter instead; both
+/// sides give 0 there).
+struct proven_division_tiny : no_tables {
+  FLASHOPTIM_HOST_DEVICE static void operands(std::uint64_t i, float& a, float& b) {
+    const std::uint64_t h = mix(i, 0x7117);
+    const std::uint32_t ea = static_cast<std::uint32_t>((h >> 8) % 67u);  // 0 (subnormal) .. 66 (2^-61)
+    const std::uint32_t eb = 67u + static_cast<std::uint32_t>((h >> 16) % 121u);
+    const std::uint32_t ma = static_cast<std::uint32_t>(h >> 24) & 0x7fffffu;
+    const std::uint32_t mb = static_cast<std::uint32_t>(h >> 47) & 0x7fffffu;
+    const std::uint32_t sa = static_cast<std::uint32_t>(h & 1u) << 31;
+    a = format::float_from_bits(sa | ea << 23 | ma);
+    b = format::float_from_bits(eb << 23 | (eb == 187u ? 0u : mb));
+  }
+  FLASHOPTIM_HOST_DEVICE static std::uint64_t eval(std::uint64_t i) {
+    float a, b;
+    operands(i, a, b);
+    const float exact = format::div_rn(a, b);
+    if (!(format::abs_bits(exact) >= format::pow2(-126))) return 0;
+#if FLASHOPTIM_DEVICE_CODE
+    return format::bits_of(proven::div_or_tiny(a, b));
+#else
+    return format::bits_of(exact);
+#endif
+  }
+};
+
 /// |n| beyond 1 + 2^-22 never reaches the element rules (|n| <= 1 + 2^-23).
 FLASHOPTIM_HOST_DEVICE inline bool element_domain(float n) {
   return !format::is_finite(n) || format::abs_bits(n) <= 1.0f + format::pow2(-22);
@@ -687,6 +743,10 @@ TEST_CASE("proven fast paths: reciprocal, sqrt, division in their ranges == IEEE
   sweep<proven_sqrt_or_zero>("proven sqrt on +0 and [2^-100, 2^126]", proven_sqrt_or_zero::count);
   sweep<proven_division>("proven division, 2^32 pairs in [2^-60, 2^60]", all32);
   sweep<proven_division_of_zero>("proven division of +0 by [2^-60, 2^60]", proven_division_of_zero::count);
+  // the tiny-tolerant attempt's lifts (kernel/proven_math.hpp)
+  sweep<proven_sqrt_or_tiny>("proven sqrt with the tiny lift on [0, 2^126]", proven_sqrt_or_tiny::count);
+  sweep<proven_reciprocal_lifted>("proven lifted reciprocal on [2^-149, 2^-64)", proven_reciprocal_lifted::count);
+  sweep<proven_division_tiny>("proven division of |a| < 2^-60 by [2^-60, 2^60], normal quotients, 2^32 pairs", all32);
 }
 
 TEST_CASE("proven element rules on the device == clamp, post, quantize, sentinel, all 2^32 inputs") {

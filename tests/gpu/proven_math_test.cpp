@@ -358,3 +358,139 @@ TEST_CASE("keep_if_equal keeps the bytes exactly when the bits are equal") {
     CHECK(a == (keep ? a0 : na));
   }
 }
+
+// ---------------------------------------------------------------------------
+// The tiny-tolerant second attempt (kernel/range_checked.cuh, Tiny): tiny
+// operands lifted by powers of two into the proven ranges. On the host the
+// proven functions are the IEEE ones, so these check the lifts' identities
+// with the device's fast paths replaced by what they are proven to return on
+// the lifted operands (the correctly rounded results).
+
+namespace {
+
+float lift(float x, int k) { return format::mul_rn(x, format::pow2(k)); }
+
+/// A whole group as one tile, remembering what `all` was asked.
+struct recording_reduce {
+  bool* asked;
+  float operator()(float x) const { return x; }
+  float max_num(float x) const { return x; }
+  bool all(bool p) const {
+    *asked = p;
+    return p;
+  }
+};
+
+/// Groups whose maximum lies in [2^-149, 2^-64): the tiny encoder takes its
+/// plain path there, and must give the codec's bytes.
+template <class Codec>
+void check_tiny_encoder(bool non_negative) {
+  testdata::generator gen(17);
+  int bad = 0, not_plain = 0;
+  for (int trial = 0; trial < 40000; ++trial) {
+    const int e = -149 + static_cast<int>(gen.u32() % 85);  // 2^e in [2^-149, 2^-65]
+    float x[32];
+    for (float& v : x) {
+      const float u = static_cast<float>(gen.uniform());
+      v = format::scale_pow2(non_negative || gen.u32() % 2 ? u : -u, e);  // subnormals included
+      if (gen.u32() % 9 == 0) v = 0.0f;
+    }
+    if (non_negative) {  // the sqrt compander's input: squares of these
+      for (float& v : x) v = format::mul_rn(v, v);
+    }
+    typename Codec::code_type q0[32], q1[32];
+    typename Codec::scale_type s0{}, s1{};
+    const codec::rounding_key key{gen.u32(), 3, gen.u32()};
+    Codec::encode_tile(x, q0, s0, codec::whole_group{}, key);
+    bool plain = false;
+    proven::scale_fp32_encoder<Codec, typename Codec::compander, typename Codec::compander, true>::encode_tile(
+        x, q1, s1, recording_reduce{&plain}, key);
+    not_plain += !plain;
+    if (std::memcmp(q0, q1, sizeof q0) != 0 || format::bits_of(s0) != format::bits_of(s1)) ++bad;
+  }
+  CHECK(bad == 0);
+  CHECK(not_plain == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tiny-tolerant attempt: sqrt(v * 2^64) * 2^-32 == sqrt(v) for every v in (0, 2^-100)") {
+  const std::uint32_t end = format::bits_of(format::pow2(-100));
+  long long bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+  for (long long u = 1; u < static_cast<long long>(end); ++u) {
+    const float v = format::float_from_bits(static_cast<std::uint32_t>(u));
+    bad += format::bits_of(lift(format::sqrt_rn(lift(v, 64)), -32)) != format::bits_of(format::sqrt_rn(v));
+  }
+  CHECK(bad == 0);
+  // +0: sqrt_or_tiny's lift keeps it +0
+  CHECK(format::bits_of(proven::sqrt_or_tiny(0.0f)) == 0u);
+}
+
+TEST_CASE("tiny-tolerant attempt: RN(1 / (s * 2^128)) * 2^64 == RN(1 / (s * 2^64)) on [2^-149, 2^-64)") {
+  const std::uint32_t end = format::bits_of(format::pow2(-64));
+  long long bad = 0, count = 0;
+  // every 7th pattern (the identity is scaling by a power of two inside the
+  // normal range, exact by construction): ~7.5e7 divisions
+#pragma omp parallel for reduction(+ : bad, count) schedule(static)
+  for (long long u = 1; u < static_cast<long long>(end); u += 7) {
+    const float s = format::float_from_bits(static_cast<std::uint32_t>(u));
+    const float lifted = lift(format::div_rn(1.0f, lift(lift(s, 64), 64)), 64);
+    bad += format::bits_of(lifted) != format::bits_of(format::div_rn(1.0f, lift(s, 64)));
+    bad += format::bits_of(lifted) != format::bits_of(proven::reciprocal_lifted(s));
+    ++count;
+  }
+  CHECK(count > 70000000);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("tiny-tolerant attempt: a tiny m's lifted quotient lands p where the exact one does") {
+  // m below 2^-60 (subnormals and zeros of both signs included), d in
+  // [2^-60, 2^59] (the denominator's proven range), the update's factor
+  // -lr / bc1 and the parameter p; where checked_adam_math<true, true>
+  // accepts m (|p| >= 2^-126 and |lr / bc1| * 2^-99 <= |p|), fma(ns, q, p)
+  // must be the same with the device's quotient (the lifted one: RN(m *
+  // 2^100 / d) * 2^-100, +0 for either zero) as with RN(m / d); and the
+  // lifted quotient is RN(m / d) itself wherever that is at least 2^-126.
+  testdata::generator gen(23);
+  long long accepted = 0, bad_p = 0, normal_q = 0, bad_q = 0;
+  for (int trial = 0; trial < 2000000; ++trial) {
+    const auto rnd = [&](int lo, int hi) {
+      const float mant = 1.0f + static_cast<float>(gen.uniform());
+      return format::scale_pow2(mant, lo + static_cast<int>(gen.u32() % static_cast<std::uint32_t>(hi - lo + 1)));
+    };
+    float m = trial % 97 == 0 ? 0.0f : (gen.u32() % 3 == 0 ? format::float_from_bits(gen.u32() % 0x800000u)  // subnormal
+                                                           : rnd(-126, -61));
+    if (gen.u32() % 2) m = -m;
+    const float d = rnd(-60, 58);
+    const float ns = -rnd(-40, 10);
+    float p = rnd(-140, 20);
+    if (gen.u32() % 2) p = -p;
+    const float q_exact = format::div_rn(m, d);
+    const float q_dev = m == 0.0f ? 0.0f : lift(format::div_rn(lift(m, 100), d), -100);
+    if (format::abs_bits(q_exact) >= format::pow2(-126)) {
+      ++normal_q;
+      bad_q += format::bits_of(q_dev) != format::bits_of(q_exact);
+    }
+    const float ap = format::abs_bits(p);
+    if (ap >= format::pow2(-126) && ap >= lift(format::abs_bits(ns), -99)) {
+      ++accepted;
+      bad_p += format::bits_of(format::fma_rn(ns, q_dev, p)) != format::bits_of(format::fma_rn(ns, q_exact, p));
+    }
+  }
+  CHECK(accepted > 100000);
+  CHECK(normal_q > 100000);
+  CHECK(bad_p == 0);
+  CHECK(bad_q == 0);
+}
+
+TEST_CASE("tiny-tolerant attempt: the tiny encoder == grouped::encode_tile for group maxima in [2^-149, 2^-64)") {
+  namespace p = codec::precision;
+  check_tiny_encoder<codec::defaults::momentum>(false);
+  check_tiny_encoder<codec::defaults::second_moment>(true);
+  check_tiny_encoder<p::fp8_momentum>(false);
+  check_tiny_encoder<p::fp8_second_moment>(true);
+  check_tiny_encoder<
+      codec::grouped<codec::int8_code<true>, codec::softsign, codec::scale_fp32, codec::code_rounding::stochastic>>(
+      false);
+}

@@ -57,7 +57,7 @@ struct checked_master_select<M, Config, true, Reencode> {
 };
 
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt = false,
-          bool CheckedRange = false, bool Zeros = false, bool Grouped = codec::is_grouped<C>::value>
+          bool CheckedRange = false, bool Zeros = false, bool Tiny = false, bool Grouped = codec::is_grouped<C>::value>
 struct codec_select {
   using type = C;
   static constexpr bool tabulated = false;
@@ -66,16 +66,21 @@ struct codec_select {
 /// sqrt compander may use the square root's fast path. CheckedRange: the
 /// rule bounds this state's new values as range_checked_adam does for m and
 /// v (the reference layout's encoder relies on it). Zeros: the zero-tolerant
-/// attempt's check (+0 passes as well).
+/// attempt's check (+0 passes as well). Tiny: the tiny-tolerant attempt's
+/// (tiny values and group maxima pass too).
 template <class C, int Slot, bool Tabulate, bool BranchFree, bool Proven, bool CheckedSqrt, bool CheckedRange,
-          bool Zeros>
-struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, CheckedRange, Zeros, true> {
+          bool Zeros, bool Tiny>
+struct codec_select<C, Slot, Tabulate, BranchFree, Proven, CheckedSqrt, CheckedRange, Zeros, Tiny, true> {
   static constexpr bool tabulated = Tabulate && is_tabulable_codec<C>::value;
   using pre = std::conditional_t<CheckedSqrt && codec::compander_kind_of<typename C::compander> == codec::compander_kind::sqrt,
-                                 range_checked_sqrt_compander<Zeros>, typename C::compander>;
+                                 range_checked_sqrt_compander<Zeros, Tiny>, typename C::compander>;
   using type = std::conditional_t<
-      Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre>,
-      std::conditional_t<Proven && CheckedRange && proven::is_reference_checked_codec<C>::value,
+      Proven && is_proven_codec<C>::value, proven_codec<C, Slot, tabulated, BranchFree, pre, Tiny>,
+      // (not in the tiny-tolerant attempt: this encoder needs the rule's m
+      // and v ranges, which that attempt widens; the codec's own encode is
+      // exact anywhere, and the reference layout's fp16 scales never leave
+      // an idle row's m tiny, so it has nothing to gain there)
+      std::conditional_t<Proven && CheckedRange && !Tiny && proven::is_reference_checked_codec<C>::value,
                          reference_checked_codec<C, Slot, tabulated, BranchFree, pre>,
                          kernel_codec<C, Slot, tabulated, BranchFree>>>;
 };
@@ -98,8 +103,10 @@ struct kernel_slot_map<KC, std::integer_sequence<int, I...>> {
 /// ZeroAttempt (with Checked): Policy::zero_attempt, a zero-tolerant second
 /// attempt, which a warp runs when the first failed on its tile, before the
 /// exact redo (kernel/range_checked.cuh); Zeros: this config is that attempt.
+/// TinyAttempt (with ZeroAttempt): Policy::tiny_attempt, that attempt also
+/// tolerates tiny values (range_checked.cuh, checked_adam_math's Tiny).
 template <class Config, bool Tabulate, bool BranchFree = false, bool Proven = false, bool Checked = false,
-          bool Reencode = false, bool ZeroAttempt = false, bool Zeros = false>
+          bool Reencode = false, bool ZeroAttempt = false, bool Zeros = false, bool TinyAttempt = false>
 struct kernel_config {
   using base = Config;
   static constexpr bool checked = Checked;
@@ -110,8 +117,9 @@ struct kernel_config {
   /// rule has one and the policy asks for it), and that second attempt's
   /// config (this one where there is none).
   static constexpr bool has_zero_attempt = Checked && ZeroAttempt && !Zeros && rule_check::has_zero_attempt;
+  static_assert(ZeroAttempt || !TinyAttempt, "the tiny-tolerant attempt is the zero-tolerant one's option");
   using zero_attempt = std::conditional_t<
-      has_zero_attempt, kernel_config<Config, Tabulate, BranchFree, Proven, Checked, Reencode, true, true>,
+      has_zero_attempt, kernel_config<Config, Tabulate, BranchFree, Proven, Checked, Reencode, true, true, TinyAttempt>,
       kernel_config>;
   using master_sel = detail::master_select<typename Config::master, Tabulate, BranchFree, Proven>;
   /// Slot I's codec as the kernel runs it: slots 0 and 1 may decode
@@ -120,7 +128,7 @@ struct kernel_config {
   using state_sel = detail::codec_select<typename Config::template state<I>, (I + 1 < table_slots ? I + 1 : 0),
                                          Tabulate && (I + 1 < table_slots), BranchFree, Proven,
                                          I == 1 && Checked && rule_check::checks_second_moment,
-                                         I < 2 && Checked && rule_check::checks_second_moment, Zeros>;
+                                         I < 2 && Checked && rule_check::checks_second_moment, Zeros, Zeros && TinyAttempt>;
   using state0_sel = state_sel<0>;
   using state1_sel = state_sel<1>;
   static constexpr int num_slots = Config::num_slots;
@@ -129,7 +137,11 @@ struct kernel_config {
   static constexpr bool any = master_sel::tabulated || any_of_slots<num_slots, slot_tabulated>;
 
   using rule = std::conditional_t<
-      Checked, std::conditional_t<Zeros, typename rule_check::zero_tolerant_type, typename rule_check::type>,
+      Checked,
+      std::conditional_t<Zeros,
+                         std::conditional_t<TinyAttempt, typename rule_check::tiny_tolerant_type,
+                                            typename rule_check::zero_tolerant_type>,
+                         typename rule_check::type>,
       typename Config::rule>;
   using master = typename detail::checked_master_select<typename master_sel::type, Config, Checked, Reencode>::type;
   using param_type = typename Config::param_type;

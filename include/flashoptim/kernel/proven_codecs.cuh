@@ -53,10 +53,13 @@ struct encoder_codec : kernel_codec<C, Slot, Tabulate, BranchFree> {
 /// A grouped codec with an fp32 scale and a sentinel code, encoded through
 /// proven::scale_fp32_encoder. PreCompander: C's compander, or one with the
 /// same pre() on the operands the step gives it (kernel/range_checked.cuh).
-template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander>
+/// Tiny: the tiny-tolerant attempt's encoder (group maxima below 2^-64 too).
+template <class C, int Slot, bool Tabulate, bool BranchFree, class PreCompander = typename C::compander,
+          bool Tiny = false>
 using proven_codec = encoder_codec<
     C, Slot, Tabulate, BranchFree,
-    proven::scale_fp32_encoder<C, typename kernel_codec<C, Slot, Tabulate, BranchFree>::base::compander, PreCompander>>;
+    proven::scale_fp32_encoder<C, typename kernel_codec<C, Slot, Tabulate, BranchFree>::base::compander, PreCompander,
+                               Tiny>>;
 
 /// The reference layout's codecs in the first attempt of a range-checked
 /// Adam step, whose rule bounds this slot's new values (CheckedRange in

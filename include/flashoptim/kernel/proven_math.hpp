@@ -174,6 +174,21 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float reciprocal(float s) {
 #endif
 }
 
+/// RN(1 / (s * 2^64)) for s in [2^-149, 2^-64): codec::scale_fp32's
+/// reciprocal of a group maximum below 2^-64 (detail::make_reciprocal, whose
+/// other factor is 2^64). On the device reciprocal() of s * 2^128 (two
+/// exact lifts by 2^64; in [2^-21, 2^64), its proven range) times 2^64: that
+/// quotient lies in (2^-64, 2^21] and the product in (1, 2^85], both normal,
+/// so the product is the rounded reciprocal of s * 2^64 itself.
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float reciprocal_lifted(float s) {
+  const float s64 = format::mul_rn(s, format::pow2(64));
+#if FLASHOPTIM_DEVICE_CODE
+  return format::mul_rn(reciprocal(format::mul_rn(s64, format::pow2(64))), format::pow2(64));
+#else
+  return format::div_rn(1.0f, s64);
+#endif
+}
+
 /// sqrt(v) correctly rounded for v in [2^-100, 2^126]: the fast path of
 /// __fsqrt_rn (taken for v in [2^-101, 2^128)), without its range check —
 /// callers check the range (kernel/range_checked.cuh). Checked against
@@ -208,6 +223,43 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_in_range_or_zero(float v) {
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
 #if FLASHOPTIM_DEVICE_CODE
   return detail::div_fast_path(a, b);
+#else
+  return format::div_rn(a, b);
+#endif
+}
+
+/// The tiny-tolerant attempt's arithmetic (kernel/range_checked.cuh, a
+/// second attempt's option): tiny operands lifted by a power of two into the
+/// ranges above, where the fast paths are proven, and the result scaled back,
+/// exact wherever that result is normal (scaling by 2^k commutes with
+/// rounding to nearest there). No new fast path: only the lifts are new.
+///
+/// sqrt(v) correctly rounded for v = +0 and every v in (0, 2^126]: below
+/// 2^-100 as sqrt_in_range_or_zero(v * 2^64) * 2^-32 (v * 2^64 lies in
+/// [2^-85, 2^-36), the root is at least 2^-75: both normal, both exact).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_or_tiny(float v) {
+#if FLASHOPTIM_DEVICE_CODE
+  const bool tiny = v < format::pow2(-100);
+  const float vs = tiny ? format::mul_rn(v, format::pow2(64)) : v;
+  const float r = detail::sqrt_fast_path(vs, fmaxf(vs, format::pow2(-126)));
+  return tiny ? format::mul_rn(r, format::pow2(-32)) : r;
+#else
+  return format::sqrt_rn(v);
+#endif
+}
+
+/// a / b for |a| <= 2^60 and b in [2^-60, 2^60]: div_in_range, with a tiny
+/// numerator (|a| < 2^-60, zeros included) divided as a * 2^100 (exact, in
+/// [2^-49, 2^40) unless 0) and the quotient scaled back by 2^-100. That is
+/// RN(a / b) wherever RN(a / b) is at least 2^-126 or a = +0; a smaller
+/// quotient may differ from it in its last subnormal bits, and -0 gives +0:
+/// callers accept those only where the quotient cannot change what they
+/// compute (range_checked.cuh, checked_adam_math).
+FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_or_tiny(float a, float b) {
+#if FLASHOPTIM_DEVICE_CODE
+  const bool tiny = fabsf(a) < format::pow2(-60);
+  const float q = detail::div_fast_path(tiny ? format::mul_rn(a, format::pow2(100)) : a, b);
+  return tiny ? format::mul_rn(q, format::pow2(-100)) : q;
 #else
   return format::div_rn(a, b);
 #endif
@@ -472,7 +524,12 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void fp8_element_codes(const float (&s)
 /// answers true, the step being redone exactly where it fails).
 /// PreCompander: Codec's compander, or one computing the same pre() for the
 /// operands it is given (kernel/range_checked.cuh).
-template <class Codec, class PostCompander = typename Codec::compander, class PreCompander = typename Codec::compander>
+/// Tiny (the tiny-tolerant attempt's): a maximum in [2^-149, 2^-64) takes
+/// the plain path too, with scale_fp32's own two factors (t * 2^64, exact,
+/// times reciprocal_lifted(amax)) instead of failing `reduce.all`: the same
+/// bytes as the codec's normalization, one multiply more per element.
+template <class Codec, class PostCompander = typename Codec::compander, class PreCompander = typename Codec::compander,
+          bool Tiny = false>
 struct scale_fp32_encoder {
   using code_type = typename Codec::code_type;
   using Code = typename Codec::code_format;
@@ -486,6 +543,12 @@ struct scale_fp32_encoder {
     if constexpr (rule == element_rule::fp8_nearest) return format::mul_rn(reciprocal(amax), format::pow2(Code::exponent));
     return reciprocal(amax);
   }
+  /// The same for amax in [2^-149, 2^-64), to follow a lift of t by 2^64.
+  FLASHOPTIM_HOST_DEVICE static float tiny_normalizer(float amax) {
+    if constexpr (rule == element_rule::fp8_nearest)
+      return format::mul_rn(reciprocal_lifted(amax), format::pow2(Code::exponent));
+    return reciprocal_lifted(amax);
+  }
 
   template <int N, class Reduce>
   FLASHOPTIM_HOST_DEVICE static void encode_tile(const float (&x)[N], code_type (&q)[N], float& s, Reduce&& reduce,
@@ -495,12 +558,22 @@ struct scale_fp32_encoder {
     float m = 0.0f;
     FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) m = max_num(m, magnitude(t[i]));
     m = reduce.max_num(m);
-    const bool plain_range = (m == 0.0f) | ((m >= format::pow2(-64)) & (m <= format::pow2(64)));
+    const bool plain_range =
+        Tiny ? m <= format::pow2(64) : (m == 0.0f) | ((m >= format::pow2(-64)) & (m <= format::pow2(64)));
     float n[N];
     if (reduce.all(plain_range)) {
-      const float factor = m > 0.0f ? normalizer(m) : 0.0f;
       s = m;
-      FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
+      if constexpr (Tiny) {
+        // t * 2^64 is exact (|t| <= m < 2^-64), n the codec's
+        // RN(RN(t * 2^64) * RN(1 / (m * 2^64))); t * 1 is t
+        const bool tiny = m < format::pow2(-64);
+        const float lift = tiny ? format::pow2(64) : 1.0f;
+        const float factor = m > 0.0f ? (tiny ? tiny_normalizer(m) : normalizer(m)) : 0.0f;
+        FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(format::mul_rn(t[i], lift), factor);
+      } else {
+        const float factor = m > 0.0f ? normalizer(m) : 0.0f;
+        FLASHOPTIM_UNROLL for (int i = 0; i < N; ++i) n[i] = format::mul_rn(t[i], factor);
+      }
       if constexpr (rule == element_rule::fp8_nearest) {
         fp8_element_codes<code_type, Codec::rounding == codec::code_rounding::half_up_nonzero>(n, q);
         return;

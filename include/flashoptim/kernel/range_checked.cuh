@@ -36,6 +36,15 @@
 // (positive_pre is false). The first attempt does not accept zeros itself:
 // the extra compares and the sqrt's clamp cost 10-15% on dense gradients
 // (bench/results/2026-12-04/session18, zero_tolerant.patch).
+//
+// The tiny-tolerant option of that attempt (Tiny = true, Policy::tiny_attempt,
+// off by default until it has run on a GPU): rows left idle keep a subnormal
+// m forever (round to nearest keeps 0.9 * k * 2^-149 at k for k <= 4), which
+// fails both checks on every step. With Tiny the second attempt lifts tiny
+// operands by powers of two into the proven ranges (proven::div_or_tiny,
+// sqrt_or_tiny, reciprocal_lifted; scale_fp32_encoder's Tiny) and accepts a
+// tiny m only where the update lands on p whatever its last bits
+// (checked_adam_math below). docs/gpu.md, "Exact zeros in the gradient".
 #pragma once
 
 #include <type_traits>
@@ -60,15 +69,18 @@ template <class Rule>
 struct range_checked_rule {
   using type = Rule;
   using zero_tolerant_type = Rule;
+  using tiny_tolerant_type = Rule;
   static constexpr bool checks_second_moment = false;
   static constexpr bool has_zero_attempt = false;
   FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename Rule::scalars&) { return -1.0f; }
 };
 
 /// The square root of a checked attempt: proven::sqrt_in_range, or with
-/// Zeros its variant exact on +0 as well.
-template <bool Zeros>
+/// Zeros its variant exact on +0 as well, or with Tiny on every v in
+/// [0, 2^126] (proven::sqrt_or_tiny).
+template <bool Zeros, bool Tiny = false>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float checked_sqrt(float v) {
+  if constexpr (Tiny) return proven::sqrt_or_tiny(v);
   if constexpr (Zeros) return proven::sqrt_in_range_or_zero(v);
   return proven::sqrt_in_range(v);
 }
@@ -76,27 +88,48 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float checked_sqrt(float v) {
 /// adam_rule<Decoupled>::apply itself, with sqrt and the division through
 /// their fast paths, and the ranges that make them exact recorded in *ok.
 /// Zeros: m = +0 and v = +0 pass the check too (the zero-tolerant attempt).
-template <bool Zeros>
+/// Tiny (with Zeros): so do every v in (0, 2^-100) (proven::sqrt_or_tiny is
+/// exact there) and every m below 2^-60 in magnitude, -0 included, where
+/// the parameter p the update lands on satisfies |p| >= 2^-126 and
+/// |lr / bc1| * 2^-99 <= |p|. There proven::div_or_tiny's quotient q is
+/// exact wherever RN(m / d) >= 2^-126; where it is smaller, both it and the
+/// exact one are at most 2^-126, so |lr / bc1 * q| < 2^-27 |p| < ulp(p) / 4
+/// and fma(-lr / bc1, q, p) is p for either (and p + (-0) = p + (+0) for
+/// p != 0): the same p, m and v as the exact step.
+template <bool Zeros, bool Tiny = false>
 struct checked_adam_math {
+  static_assert(Zeros || !Tiny, "the tiny-tolerant attempt is a zero-tolerant one");
   bool* ok;
   float v_max;
-  FLASHOPTIM_HOST_DEVICE void observe(float m, float v) const {
+  /// |lr / bc1| * 2^-99 (Tiny): the least |p| for which a tiny m is accepted.
+  float p_floor = 0.0f;
+  FLASHOPTIM_HOST_DEVICE void observe(float m, float v, float p) const {
     const float am = proven::magnitude(m);
     // & rather than &&: one chain of predicated compares, no branch.
-    if constexpr (Zeros) {
+    if constexpr (Tiny) {
+      const float ap = proven::magnitude(p);
+      const bool p_far = (ap >= format::pow2(-126)) & (ap >= p_floor);
+      // v: +0 or positive up to v_max (a negative v, which no step makes
+      // but a state given to it could hold, has no square root)
+      *ok = *ok & (format::bits_of(v) < 0x80000000u) & (v <= v_max) &
+            ((am >= format::pow2(-60)) | (format::bits_of(m) == 0u) | p_far) & (am <= format::pow2(60));
+    } else if constexpr (Zeros) {
       *ok = *ok & ((v >= format::pow2(-100)) | (format::bits_of(v) == 0u)) & (v <= v_max) &
             ((am >= format::pow2(-60)) | (format::bits_of(m) == 0u)) & (am <= format::pow2(60));
     } else {
       *ok = *ok & (v >= format::pow2(-100)) & (v <= v_max) & (am >= format::pow2(-60)) & (am <= format::pow2(60));
     }
   }
-  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return checked_sqrt<Zeros>(x); }
-  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return proven::div_in_range(a, b); }
+  FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return checked_sqrt<Zeros, Tiny>(x); }
+  FLASHOPTIM_HOST_DEVICE static float div(float a, float b) {
+    if constexpr (Tiny) return proven::div_or_tiny(a, b);
+    return proven::div_in_range(a, b);
+  }
   /// No bound: an overflow is flagged by step_tile and the tile redone.
   FLASHOPTIM_HOST_DEVICE static float bound(float x) { return x; }
 };
 
-template <bool Decoupled, bool Zeros = false>
+template <bool Decoupled, bool Zeros = false, bool Tiny = false>
 struct range_checked_adam : rule::adam_rule<Decoupled> {
   using base = rule::adam_rule<Decoupled>;
   using scalars = checked_scalars<base>;
@@ -107,7 +140,9 @@ struct range_checked_adam : rule::adam_rule<Decoupled> {
   /// on the default layout, the same tiles redone).
   static constexpr bool checks_state_bounds = true;
   FLASHOPTIM_HOST_DEVICE static void apply(const scalars& s, float g, float& p, float (&st)[base::num_states]) {
-    base::apply(s, g, p, st, checked_adam_math<Zeros>{s.ok, s.v_max});
+    checked_adam_math<Zeros, Tiny> math{s.ok, s.v_max};
+    if constexpr (Tiny) math.p_floor = format::mul_rn(proven::magnitude(s.neg_step_size), format::pow2(-99));
+    base::apply(s, g, p, st, math);
   }
 };
 
@@ -115,6 +150,7 @@ template <bool Decoupled>
 struct range_checked_rule<rule::adam_rule<Decoupled>> {
   using type = range_checked_adam<Decoupled>;
   using zero_tolerant_type = range_checked_adam<Decoupled, true>;
+  using tiny_tolerant_type = range_checked_adam<Decoupled, true, true>;
   static constexpr bool checks_second_moment = true;
   static constexpr bool has_zero_attempt = true;
   FLASHOPTIM_HOST_DEVICE static float second_moment_bound(const typename rule::adam_rule<Decoupled>::scalars& s) {
@@ -130,10 +166,10 @@ struct range_checked_rule<rule::adam_rule<Decoupled>> {
 /// tile is kept only if every v is in [2^-100, 2^76], so there
 /// pre(v) >= 2^-50 (proven::positive_pre); with Zeros v = +0 passes too,
 /// and pre(+0) = +0.
-template <bool Zeros = false>
+template <bool Zeros = false, bool Tiny = false>
 struct range_checked_sqrt_compander : codec::sqrt_compander {
   static constexpr bool positive_pre = !Zeros;
-  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return checked_sqrt<Zeros>(v); }
+  FLASHOPTIM_HOST_DEVICE static float pre(float v) { return checked_sqrt<Zeros, Tiny>(v); }
 };
 
 /// The checked scalars of a launch (ok is set per tile).

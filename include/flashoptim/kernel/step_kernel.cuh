@@ -865,7 +865,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::min_blocks_per_sm)
   using TCc = std::conditional_t<
       Policy::range_checked,
       kernel_config<Config, Policy::tabulate, Policy::branch_free, Policy::proven_ranges, true,
-                    Policy::checked_reencode, Policy::zero_attempt>, TC>;
+                    Policy::checked_reencode, Policy::zero_attempt, false, Policy::tiny_attempt>, TC>;
   using scalars = typename Config::scalars;
   constexpr int N = Policy::elements_per_thread;
   constexpr std::int64_t unit = Policy::unit_elements;

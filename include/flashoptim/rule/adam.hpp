@@ -99,7 +99,8 @@ struct adam_rule {
   /// The update with IEEE sqrt and division. `Math` lets a caller supply
   /// other implementations of those two that return the same bits where it
   /// uses them (the GPU kernel's range-checked fast paths); it also sees m
-  /// and v before they are used, and bounds every intermediate that can
+  /// and v before they are used, with the parameter the update will land on
+  /// (`observe`), and bounds every intermediate that can
   /// overflow (the identity, except in saturating_math's recomputation).
   /// (1 - beta) * g cannot overflow: 1 - beta <= 1.
   template <class Math = ieee_math>
@@ -120,7 +121,7 @@ struct adam_rule {
       vmax = (v != v || v > vmax) ? v : vmax;  // torch.maximum: a NaN in either propagates
       vd = vmax;
     }
-    math.observe(m, vd);
+    math.observe(m, vd, p);  // p: the value the update lands on
     const float d = math.bound(format::fma_rn(math.sqrt(vd), s.inv_sqrt_bc2, s.eps));
     p = math.bound(format::fma_rn(s.neg_step_size, math.bound(math.div(m, d)), p));
   }

@@ -31,7 +31,7 @@ FLASHOPTIM_HOST_DEVICE inline double pow_int(double base, std::int64_t exponent)
 /// IEEE square root and division, correctly rounded (the definition), and
 /// no bound on intermediates: the arithmetic of every rule's `apply`.
 struct ieee_math {
-  FLASHOPTIM_HOST_DEVICE static void observe(float, float) {}
+  FLASHOPTIM_HOST_DEVICE static void observe(float, float, float) {}
   FLASHOPTIM_HOST_DEVICE static float sqrt(float x) { return format::sqrt_rn(x); }
   FLASHOPTIM_HOST_DEVICE static float div(float a, float b) { return format::div_rn(a, b); }
   /// Applied to every intermediate that can overflow: the value itself.

@@ -59,10 +59,16 @@ namespace flashoptim::tuning {
 ///                      m = +0 and v = +0 accepted, before the exact step
 ///                      (kernel/range_checked.cuh: zero gradients over zero
 ///                      states; docs/gpu.md, "Exact zeros in the gradient")
+///   TinyAttempt        (needs ZeroAttempt) that second attempt also accepts
+///                      tiny m and v and group maxima below 2^-64, lifted by
+///                      powers of two into the proven ranges (rows left idle,
+///                      whose m sticks at subnormal values). Off by default
+///                      until it has run on a GPU (docs/gpu.md, "Not handled:
+///                      rows left untouched for long")
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
           int Stages = 1, bool SyncStages = false, int WarpTiles = 1, bool CheckedReencode = false,
-          bool ZeroAttempt = RangeChecked>
+          bool ZeroAttempt = RangeChecked, bool TinyAttempt = false>
 struct step_policy {
   static constexpr int threads = Threads;
   static constexpr int elements_per_thread = ElementsPerThread;
@@ -85,6 +91,8 @@ struct step_policy {
   static constexpr bool checked_reencode = CheckedReencode;
   /// A zero-tolerant second attempt before the exact step (Adam and AdamW).
   static constexpr bool zero_attempt = ZeroAttempt;
+  /// The second attempt also tolerates tiny values (kernel/range_checked.cuh).
+  static constexpr bool tiny_attempt = TinyAttempt;
   /// Elements one block steps per iteration of its persistent loop: the
   /// unit of work that tensors are cut into (a tensor's last unit may be
   /// partial; units never span two tensors).
@@ -97,6 +105,7 @@ struct step_policy {
   static_assert(UnitRuns || Stages == 1, "staging follows the unit runs");
   static_assert(RangeChecked || !CheckedReencode, "the re-encoding attempt is the range-checked one");
   static_assert(RangeChecked || !ZeroAttempt, "the zero-tolerant attempt follows the range-checked one");
+  static_assert(ZeroAttempt || !TinyAttempt, "the tiny-tolerant attempt is the zero-tolerant one's option");
   static_assert(!SyncStages || Stages > 1, "the barrier is the staged loop's");
   static_assert(WarpTiles >= 1 && (WarpTiles & (WarpTiles - 1)) == 0, "a power of two");
   static_assert(WarpTiles == 1 || Stages > 1, "warp tiles are the staged loop's");
@@ -380,6 +389,14 @@ struct default_step_policy {
   using type = step_policy<wide_tiles ? 512 : 256, wide_tiles ? 16 : 8, wide_tiles ? 1 : 2, true, true, true, true,
                            true, false, stages, false, warp_tiles ? 4 : 1, checked_reencode, zero_attempt>;
 };
+
+/// Policy P with its second attempt tolerating tiny values as well
+/// (TinyAttempt; P must have the zero-tolerant attempt).
+template <class P>
+using with_tiny_attempt =
+    step_policy<P::threads, P::elements_per_thread, P::min_blocks_per_sm, P::tabulate, P::branch_free, P::proven_ranges,
+                P::unit_runs, P::range_checked, P::prefetch, P::stages, P::sync_stages, P::warp_tiles,
+                P::checked_reencode, P::zero_attempt, true>;
 
 /// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
 /// holds this many tiles, whose offsets from the turn's first are then
