@@ -68,6 +68,10 @@ struct shape {
   /// The gradients of the first tensor's [zero_begin, zero_end) (fractions
   /// of its size) are exactly 0: rows no batch touched, whose states stay 0.
   double zero_begin = 0.0, zero_end = 0.0;
+  /// With dense_steps > 0 those gradients are 0 only after that many steps
+  /// with the dense ones, and `idle_steps` more steps run before the timing:
+  /// rows a batch touched once and then left idle.
+  int dense_steps = 0, idle_steps = 0;
 };
 
 shape flat() { return {"flat268M", {std::int64_t{1} << 28}}; }
@@ -75,6 +79,11 @@ shape flat() { return {"flat268M", {std::int64_t{1} << 28}}; }
 /// whose untouched rows have zero gradients over zero states: the Adam
 /// step's zero-tolerant attempt, docs/gpu.md "Exact zeros in the gradient").
 shape flat_zero_rows() { return {"flat268M_zero25", {std::int64_t{1} << 28}, 0.5, 0.75}; }
+/// flat() whose quarter [0.5, 0.75) had 10 steps of gradients and then 400
+/// with zero gradients before the timing: rows left idle, whose momentum
+/// has stuck at subnormal values by then (docs/gpu.md, "Exact zeros in the
+/// gradient": outside both range-checked attempts).
+shape flat_idle_rows() { return {"flat268M_idle25", {std::int64_t{1} << 28}, 0.5, 0.75, 10, 400}; }
 
 /// Llama-3.2-1B with an untied output layer: 147 tensors, 1.50 B parameters.
 shape llama() {
@@ -257,13 +266,14 @@ double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& 
 template <class Config, class Policy, bool Device = false>
 void bm_step(benchmark::State& st, shape sh) {
   workspace<Config> w(sh.sizes);
-  if (sh.zero_end > sh.zero_begin) {
+  auto zero_rows = [&] {
     const auto n = static_cast<double>(w.refs[0].size);
     const auto first = static_cast<std::int64_t>(sh.zero_begin * n), last = static_cast<std::int64_t>(sh.zero_end * n);
     using G = typename Config::grad_type;
     // All-zero bytes are +0 in every gradient format.
     BENCH_CUDA(cudaMemset(const_cast<G*>(w.refs[0].grad) + first, 0, static_cast<std::size_t>(last - first) * sizeof(G)));
-  }
+  };
+  if (sh.zero_end > sh.zero_begin && sh.dense_steps == 0) zero_rows();
   device::step_plan<Config, Policy> plan;
   status s = plan.build(w.refs.data(), w.refs.size());
   if (!s.ok()) {
@@ -295,6 +305,12 @@ void bm_step(benchmark::State& st, shape sh) {
       s = plan.step_async(h, a, stream);
     }
   };
+  if (sh.dense_steps > 0) {
+    for (int i = 0; i < sh.dense_steps; ++i) launch();
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    zero_rows();
+    for (int i = 0; i < sh.idle_steps; ++i) launch();
+  }
   for (int i = 0; i < 3; ++i) launch();
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::int64_t iters = 0;
@@ -463,6 +479,7 @@ int main(int argc, char** argv) {
 #if !defined(FLASHOPTIM_BENCH_ONLY_DEFAULT)  // a quick build for A/B measurements
   add<adamw_default>("adamw_default", m);
   add<adamw_default>("adamw_default", flat_zero_rows());
+  add<adamw_default>("adamw_default", flat_idle_rows());
   add<lion_default>("lion_default", f);
   add<sgd_momentum>("sgd_momentum", f);
   add<sgd_plain>("sgd_plain", f);
