@@ -190,10 +190,9 @@ decay_result ema_decay(double beta1 = 0.9, double beta2 = 0.999, std::uint64_t s
 /// gradients, then `idle` zero-gradient steps. In exact arithmetic m decays
 /// by beta1^t and sqrt(v) by sqrt(beta2)^t, so the idle steps add a
 /// geometric tail (R64: ~7.7 lr in all) that has ended long before step
-/// `late` of the idle ones (0.9^2000). A state whose scale stops decaying
-/// while the other's keeps decaying (the reference layout's fp16 scales stick
-/// at their smallest subnormals) makes m / sqrt(v) grow, and the row keeps
-/// moving.
+/// `late` of the idle ones (0.9^2000). A momentum whose scale stops decaying
+/// (the reference layout's fp16 scales stick at their smallest subnormals)
+/// keeps m / (sqrt(v) + eps) from vanishing, and the row keeps moving.
 struct idle_result {
   double library, r64;  ///< max over elements of |p_end - p_10| / lr
   double library_late;  ///< the library's max |p_end - p_(10 + late)| / lr: R64's is 0

@@ -86,7 +86,7 @@ TEST_CASE("C9: idle rows stop: 20000 zero-gradient steps move them within 10% of
       CHECK(x.library_late <= 0.01);
     }
     // documented failure: the reference layout's fp16 scales stop decaying at
-    // their smallest subnormals, m / sqrt(v) grows, the row keeps moving
+    // their smallest subnormals, the momentum stops decaying, the row keeps moving
     CHECK(r.library_late > 10.0);
   }
 }
