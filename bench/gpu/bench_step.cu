@@ -272,6 +272,9 @@ void bm_step(benchmark::State& st, shape sh) {
     using G = typename Config::grad_type;
     // All-zero bytes are +0 in every gradient format.
     BENCH_CUDA(cudaMemset(const_cast<G*>(w.refs[0].grad) + first, 0, static_cast<std::size_t>(last - first) * sizeof(G)));
+    // (on the legacy stream, which the launches' non-blocking stream does
+    // not wait for)
+    BENCH_CUDA(cudaDeviceSynchronize());
   };
   if (sh.zero_end > sh.zero_begin && sh.dense_steps == 0) zero_rows();
   device::step_plan<Config, Policy> plan;
