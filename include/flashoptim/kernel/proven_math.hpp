@@ -238,14 +238,9 @@ FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float div_in_range(float a, float b) {
 /// 2^-100 as sqrt_in_range_or_zero(v * 2^64) * 2^-32 (v * 2^64 lies in
 /// [2^-85, 2^-36), the root is at least 2^-75: both normal, both exact).
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE float sqrt_or_tiny(float v) {
-#if FLASHOPTIM_DEVICE_CODE
   const bool tiny = v < format::pow2(-100);
-  const float vs = tiny ? format::mul_rn(v, format::pow2(64)) : v;
-  const float r = detail::sqrt_fast_path(vs, fmaxf(vs, format::pow2(-126)));
+  const float r = sqrt_in_range_or_zero(tiny ? format::mul_rn(v, format::pow2(64)) : v);
   return tiny ? format::mul_rn(r, format::pow2(-32)) : r;
-#else
-  return format::sqrt_rn(v);
-#endif
 }
 
 /// a / b for |a| <= 2^60 and b in [2^-60, 2^60]: div_in_range, with a tiny
