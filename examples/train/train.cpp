@@ -44,6 +44,7 @@ struct options {
   std::string configs = "fp32,bf16,flash";
   double offload = 0.0;
   std::string out = "train-out";
+  std::string source = TRAIN_SOURCE_DIR;  // the corpus and tools/plot_train.py
   std::uint64_t seed = 1;
   double lr = -1;  // -1: the device's default
   double weight_decay = 0.0;
@@ -65,6 +66,8 @@ void usage(FILE* f) {
                "  --configs A,B,...  configurations to run side by side (default fp32,bf16,flash; --list)\n"
                "  --offload F        fraction of the optimizer state in host memory (GPU only, offload_fraction)\n"
                "  --out DIR          output directory (default ./train-out): train_log.csv, corpus.txt, loss.png\n"
+               "  --source DIR       the flashoptim source tree to train on and plot with (default: the tree\n"
+               "                     this binary was built from, %s)\n"
                "  --seed S           weights, data order and the optimizer's seed (default 1)\n"
                "  --lr X             peak AdamW learning rate (CPU 3e-3, GPU 1e-3); warm-up, cosine to 10%%\n"
                "  --weight-decay X   decoupled weight decay of the matrices and the embedding; biases have none\n"
@@ -77,7 +80,8 @@ void usage(FILE* f) {
                "                     <= 0.8x its initial and <= 1.01x its rule's fp32 run\n"
                "  --self-test        gradient check of the model and thread-count determinism, then exit\n"
                "  --no-plot          skip the PNG\n"
-               "  --list             the configurations\n");
+               "  --list             the configurations\n",
+               TRAIN_SOURCE_DIR);
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -113,6 +117,7 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--configs") o.configs = value("a list");
     else if (a == "--offload") o.offload = number("a fraction");
     else if (a == "--out") o.out = value("a directory");
+    else if (a == "--source") o.source = value("a directory");
     else if (a == "--seed") o.seed = static_cast<std::uint64_t>(count("a seed", 0));
     else if (a == "--lr") o.lr = number("a learning rate");
     else if (a == "--weight-decay") o.weight_decay = number("a decay");
@@ -488,8 +493,8 @@ int main(int argc, char** argv) {
   // ---------------------------------------------------------------- corpus
   corpus c;
   std::string error;
-  if (!load_corpus(TRAIN_SOURCE_DIR, c, error)) {
-    std::fprintf(stderr, "corpus: %s\n", error.c_str());
+  if (!load_corpus(o.source, c, error)) {
+    std::fprintf(stderr, "corpus: %s (--source DIR names the flashoptim source tree)\n", error.c_str());
     return 1;
   }
   std::error_code ec;
@@ -527,7 +532,7 @@ int main(int argc, char** argv) {
 
   std::printf("flashoptim_train: byte-level language model on the repository's own text\n");
   std::printf("  corpus   %zu files under %s (include/, docs/, README.md, BENCHMARKS.md), %zu bytes, fnv1a64 %016llx\n",
-              c.files.size(), TRAIN_SOURCE_DIR, c.bytes.size(), static_cast<unsigned long long>(c.hash));
+              c.files.size(), o.source.c_str(), c.bytes.size(), static_cast<unsigned long long>(c.hash));
   std::printf("           training on the first %lld bytes, validating on %d windows of the last 5%% (list: %s/corpus.txt)\n",
               static_cast<long long>(c.train_end), val_rows, o.out.c_str());
   std::printf("  model    context %d bytes, embedding %d, %d tanh layers of %d, %lld parameters in %zu tensors\n",
@@ -584,7 +589,7 @@ int main(int argc, char** argv) {
   // ---------------------------------------------------------------- picture
   if (o.plot) {
     if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
-      const std::string cmd = std::string("python3 '") + TRAIN_SOURCE_DIR + "/tools/plot_train.py' '" + o.out +
+      const std::string cmd = std::string("python3 '") + o.source + "/tools/plot_train.py' '" + o.out +
                               "/train_log.csv' '" + o.out + "/loss.png'";
       if (std::system(cmd.c_str()) == 0)
         std::printf("  loss curves: %s/loss.png\n", o.out.c_str());
