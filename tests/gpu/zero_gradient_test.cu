@@ -199,6 +199,12 @@ static_assert(default_of<tc::adamw_rounded>::zero_attempt && default_of<tc::adam
 static_assert(!default_of<tc::adamw_default>::zero_attempt && !default_of<tc::adamw_reference>::zero_attempt,
               "the wide tiles (512 x 16): without it");
 static_assert(default_of<tc::adamw_fp16_ulp8>::elements_per_thread == 8, "fp16 + int8 keeps 256 x 8");
+/// Policy P with the zero-tolerant attempt only (TinyAttempt off).
+template <class P>
+using without_tiny =
+    tuning::step_policy<P::threads, P::elements_per_thread, P::min_blocks_per_sm, P::tabulate, P::branch_free,
+                        P::proven_ranges, P::unit_runs, P::range_checked, P::prefetch, P::stages, P::sync_stages,
+                        P::warp_tiles, P::checked_reencode, P::zero_attempt, false>;
 /// The wide tiles' default with the zero-tolerant attempt.
 using wide_z = tuning::step_policy<512, 16, 1, true, true, true, true, true, false, 3, false, 1, false, true>;
 
@@ -230,32 +236,45 @@ TEST_CASE("zero gradients: other step policies") {
   zero_gradients<tc::adamw_default, tuning::previous_step_policy>(22);  // not range-checked: no attempts
 }
 
-// Known issue (docs/gpu.md, "Exact zeros in the gradient", not handled):
-// after ~250-270 idle steps the idle rows' m is subnormal and their tiles
-// take the exact step on every later step. The bytes must match the CPU's
-// all along; the counts pin the behaviour, so the fix in the second attempt
-// will turn these into "exact == 0".
-TEST_CASE("idle rows: m stuck at subnormal values (known issue: the exact step)") {
+// Rows left idle (docs/gpu.md, "Rows left untouched for long"): after
+// ~250-270 idle steps the idle rows' m is subnormal, outside the first
+// attempt's range and the zero-tolerant one's; the default policies' second
+// attempt tolerates tiny values (TinyAttempt, on since the twenty-first
+// session), so those tiles are kept by it and never stepped exactly. Without
+// it (the wide tiles, or a policy that leaves it out) they took the exact
+// step on every later step. The bytes must match the CPU's all along.
+TEST_CASE("idle rows: m stuck at subnormal values, the default policies keep them off the exact step") {
   for (const auto c : {idle_rows<tc::adamw_rounded>(30, 300), idle_rows<tc::adamw_fp8_states>(31, 300),
                        idle_rows<tc::adamw_fp32_states>(32, 300)}) {
     CAPTURE(c.zero_attempts);
     CAPTURE(c.exact);
-    CHECK(c.exact > 0);
-    CHECK(c.exact <= c.zero_attempts);  // after the second attempt failed on them
+    CHECK(c.zero_attempts > 0);
+    CHECK(c.exact == 0);
   }
   // 100 idle steps: m still normal, no tile stepped twice beyond the first
   // attempt's failures on zeros (none: m != 0 over nonzero states)
   const auto early = idle_rows<tc::adamw_rounded>(33, 100);
   CHECK(early.exact == 0);
+  // The same rows with the zero-tolerant attempt alone (the default policy
+  // until the twenty-first session): the stuck tiles fail both attempts and
+  // take the exact step, so the rows above did reach the stuck state.
+  const auto zeros_only = idle_rows<tc::adamw_rounded, without_tiny<default_of<tc::adamw_rounded>>>(34, 300);
+  CAPTURE(zeros_only.zero_attempts);
+  CAPTURE(zeros_only.exact);
+  CHECK(zeros_only.exact > 0);
+  CHECK(zeros_only.exact <= zeros_only.zero_attempts);
 }
 
-// The tiny-tolerant second attempt (step_policy's TinyAttempt, off by
-// default until it has run here): the idle rows' tiles are kept by the
-// second attempt, never stepped exactly, with the same bytes as the CPU.
+// The tiny-tolerant second attempt asked for explicitly (with_tiny_attempt),
+// also for the wide tiles, which leave the second attempt out by default:
+// the idle rows' tiles are kept by the second attempt, never stepped
+// exactly, with the same bytes as the CPU.
 template <class C>
 using tiny_of = tuning::with_tiny_attempt<default_of<C>>;
 using wide_tiny = tuning::with_tiny_attempt<wide_z>;
-static_assert(!default_of<tc::adamw_rounded>::tiny_attempt, "off by default");
+static_assert(default_of<tc::adamw_rounded>::tiny_attempt && default_of<tc::adamw_fp8_states>::tiny_attempt &&
+                  !default_of<tc::adamw_default>::tiny_attempt,
+              "on wherever the zero-tolerant attempt is");
 
 TEST_CASE("idle rows: the tiny-tolerant second attempt keeps them off the exact step") {
   for (const auto c : {idle_rows<tc::adamw_rounded, tiny_of<tc::adamw_rounded>>(40, 300),

@@ -62,9 +62,10 @@ namespace flashoptim::tuning {
 ///   TinyAttempt        (needs ZeroAttempt) that second attempt also accepts
 ///                      tiny m and v and group maxima below 2^-64, lifted by
 ///                      powers of two into the proven ranges (rows left idle,
-///                      whose m sticks at subnormal values). Off by default
-///                      until it has run on a GPU (docs/gpu.md, "Not handled:
-///                      rows left untouched for long")
+///                      whose m sticks at subnormal values; docs/gpu.md,
+///                      "Rows left untouched for long"). default_step_policy
+///                      turns it on wherever it takes the zero-tolerant
+///                      attempt
 template <int Threads, int ElementsPerThread, int MinBlocksPerSm, bool Tabulate = true, bool BranchFree = false,
           bool ProvenRanges = false, bool UnitRuns = false, bool RangeChecked = false, bool Prefetch = false,
           int Stages = 1, bool SyncStages = false, int WarpTiles = 1, bool CheckedReencode = false,
@@ -382,12 +383,30 @@ struct default_step_policy {
   /// (one gradient in 8192 equal to 0, the default layout: 1.149 -> 0.902).
   /// fp16 + int8 stays at 256 x 8: at 512 x 16 it took 0.979-0.999 with the
   /// attempt. A user of the wide tiles whose gradients hold many zeros
-  /// (untouched embedding rows) can ask for it: step_policy's last argument.
+  /// (untouched embedding rows) can ask for it: step_policy's argument
+  /// ZeroAttempt.
   static constexpr bool zero_attempt = !wide_tiles;
+  /// The second attempt tolerates tiny values too (TinyAttempt) wherever it
+  /// is taken: rows left idle for more than ~250 steps keep a subnormal m,
+  /// which failed both attempts, so their tiles took the exact step on every
+  /// later step. H200, AdamW 268M, ms, off / on, one binary (ab_tiny.cu),
+  /// five passes of 15 interleaved rounds, median of the pass medians
+  /// (bench/results/2026-12-05/session21, round H12):
+  ///                                  off      on
+  ///   default layout, dense          0.8780   0.8759
+  ///   default, a quarter idle        2.9727   1.6720   (10 dense steps, 400 idle)
+  ///   default, a quarter never set   1.4763   1.6396   (+11%: the longer attempt)
+  ///   fp8 states, dense              0.8768   0.8756
+  ///   fp8 states, a quarter idle     2.8740   1.6183
+  /// Rows never touched (m = v = 0) pay 11% more; rows idle for long (a rare
+  /// token's embedding row between its batches) 44% less, and a zero row now
+  /// costs about the same either way.
+  static constexpr bool tiny_attempt = zero_attempt;
 
  public:
   using type = step_policy<wide_tiles ? 512 : 256, wide_tiles ? 16 : 8, wide_tiles ? 1 : 2, true, true, true, true,
-                           true, false, stages, false, warp_tiles ? 4 : 1, checked_reencode, zero_attempt>;
+                           true, false, stages, false, warp_tiles ? 4 : 1, checked_reencode, zero_attempt,
+                           tiny_attempt>;
 };
 
 /// Policy P with its second attempt tolerating tiny values as well
