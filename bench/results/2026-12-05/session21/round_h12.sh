@@ -3,7 +3,7 @@
 # both, and writes its logs straight under $OUT, which comes back even if the call runs out of time).
 # 1. session20's round G4: ab_tiny.cu (abt, built from c4a6888's headers), the tiny-tolerant option
 #    off and on, one pass of 15 interleaved rounds, alone on the GPU.
-# 2. round_h1.sh's content over binaries built from this session's tree with the option on in
+# 2. session20's round G1 (round_g1.sh) over binaries built from this session's tree with the option on in
 #    default_step_policy: test_gpu_exhaustive's proven fast paths in the background while every
 #    other GPU test, the demo, the training check and compute-sanitizer run.
 # Binaries (stripped, not committed): $R/.dev/h/h12/abt, $R/.dev/h/g1on.tar.xz (f/).
