@@ -410,12 +410,13 @@ struct default_step_policy {
 };
 
 /// Policy P with its second attempt tolerating tiny values as well
-/// (TinyAttempt; P must have the zero-tolerant attempt).
-template <class P>
+/// (TinyAttempt; P must have the zero-tolerant attempt), or with Tiny =
+/// false P with the zero-tolerant attempt alone.
+template <class P, bool Tiny = true>
 using with_tiny_attempt =
     step_policy<P::threads, P::elements_per_thread, P::min_blocks_per_sm, P::tabulate, P::branch_free, P::proven_ranges,
                 P::unit_runs, P::range_checked, P::prefetch, P::stages, P::sync_stages, P::warp_tiles,
-                P::checked_reencode, P::zero_attempt, true>;
+                P::checked_reencode, P::zero_attempt, Tiny>;
 
 /// Tiles per turn of the warp tiles' loop (Policy::warp_tiles > 1): its body
 /// holds this many tiles, whose offsets from the turn's first are then
