@@ -74,6 +74,7 @@ do_tests() {
   run exhaustive 400 test_gpu_exhaustive &
   local ex=$!
   run parity 300 test_gpu_step_parity
+  run zero_gradients 200 test_gpu_zero_gradients
   run inputs 120 test_gpu_step_inputs
   run finite 200 test_gpu_finite_property
   run huge 120 test_gpu_huge
@@ -91,9 +92,12 @@ do_tests() {
   run demo 120 flashoptim_demo
   run example_groups_graph 60 flashoptim_example_groups_graph
   run example_offload_gpu 60 flashoptim_example_offload_gpu
-  run train_gpu 150 flashoptim_train --device gpu --out "$WORK/tests/train"
-  run train_check 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check
-  run train_check_offload 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check --offload 0.5
+  # --source: the corpus and plots come from this copy of the tree, not the
+  # build machine's path compiled into the binary
+  run train_gpu 150 flashoptim_train --device gpu --source "$PWD" --out "$WORK/tests/train"
+  run train_check 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check --source "$PWD"
+  run train_check_offload 60 flashoptim_train --device gpu --steps 300 --configs fp32,bf16,flash --check --offload 0.5 \
+    --source "$PWD"
   wait $ex
   sanitize memcheck_parity memcheck test_gpu_step_parity -tc="N = 0*,many tensors*,parity adamw_default"
   sanitize memcheck_inputs memcheck test_gpu_step_inputs -tc="skip*,device inputs*,bad inputs*,gradient statistics*"

@@ -11,7 +11,7 @@ BUILD=${1:-build/release}
 DEST=.device/bin
 rm -rf "$DEST"
 mkdir -p "$DEST"
-for name in test_gpu_exhaustive test_gpu_step_parity test_gpu_step_inputs test_gpu_huge test_gpu_offload \
+for name in test_gpu_exhaustive test_gpu_step_parity test_gpu_zero_gradients test_gpu_step_inputs test_gpu_huge test_gpu_offload \
             test_shard_gpu test_shard_cpu test_shard_nccl bench_shard_nccl flashoptim_demo bench_gpu_step bench_offload \
             test_gpu_finite_property flashoptim_example_shard_step flashoptim_example_groups_graph \
             flashoptim_example_offload_gpu test_gpu_extension test_gpu_grad_pass test_gpu_optimizer \

@@ -5,9 +5,14 @@
 // bytes it must move (layout::bytes) and the device-to-device copy
 // bandwidth measured in this process (a large cudaMemcpy, read + write):
 //   bench_gpu_step --benchmark_format=json --benchmark_out=step.json
-// Counters: GBps (minimal bytes / time), pct_copy (GBps / copy GB/s),
-// bytes_per_param, floor_ms (minimal bytes / copy bandwidth).
-// Timing: CUDA events around each step; Google Benchmark's manual time.
+// Counters: ms (the median of the per-launch times), GBps (minimal bytes /
+// that time), pct_copy (GBps / copy GB/s), bytes_per_param, floor_ms
+// (minimal bytes / copy bandwidth), mean_ms (the mean of the same launches,
+// Google Benchmark's own figure), and for the steps burst_ms (7 bursts of 20
+// launches back to back, the median of the bursts' means per launch).
+// Timing: CUDA events around each launch, the stream synchronized after it
+// (as torch's and the paper's steps are timed, tools/bench_report.py, and as
+// the copy is); Google Benchmark's manual time.
 // Where NVML is found, each timed loop also records the mean SM clock, board
 // power and the fraction of samples with a power or thermal clock limit
 // (sm_mhz, power_w, capped). `ceiling/...` rows move the bytes of a layout's
@@ -212,11 +217,31 @@ typename Config::hyper bench_hyper() {
   return h;
 }
 
-void set_counters(benchmark::State& st, double total_ms, std::int64_t iters, std::int64_t bytes, std::int64_t params,
+/// The per-launch times of one timed loop, in ms.
+struct launch_times {
+  std::vector<double> ms;
+  /// The median (the upper one of an even count, as median_step_ms in
+  /// tools/bench_report.py takes torch's): the row's time.
+  double median() const {
+    if (ms.empty()) return 0.0;
+    std::vector<double> s = ms;
+    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
+    return s[s.size() / 2];
+  }
+  double mean() const {
+    double t = 0;
+    for (double m : ms) t += m;
+    return ms.empty() ? 0.0 : t / static_cast<double>(ms.size());
+  }
+};
+
+void set_counters(benchmark::State& st, const launch_times& t, std::int64_t bytes, std::int64_t params,
                   std::int64_t tensors) {
-  const double ms = total_ms / static_cast<double>(iters);
+  const double ms = t.median();
   const double gbps = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
   st.counters["ms"] = ms;
+  st.counters["mean_ms"] = t.mean();
+  st.counters["launches"] = static_cast<double>(t.ms.size());
   st.counters["GBps"] = gbps;
   st.counters["pct_copy"] = 100.0 * gbps / g_copy_gbps;
   st.counters["copy_GBps"] = g_copy_gbps;
@@ -236,14 +261,14 @@ void set_telemetry(benchmark::State& st, const bench_gpu::telemetry::summary& t)
 }
 
 /// Runs `launch` (work queued on `stream`) once per benchmark iteration,
-/// timed with CUDA events around it (manual time); returns the total
-/// milliseconds and counts the iterations in `iters`.
+/// timed with CUDA events around it (manual time); returns each launch's
+/// milliseconds.
 template <class Launch>
-double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& iters, Launch&& launch) {
+launch_times time_iterations(benchmark::State& st, cudaStream_t stream, Launch&& launch) {
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
-  double total = 0;
+  launch_times t;
   for (auto _ : st) {
     BENCH_CUDA(cudaEventRecord(e0, stream));
     launch();
@@ -252,12 +277,11 @@ double time_iterations(benchmark::State& st, cudaStream_t stream, std::int64_t& 
     float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
     st.SetIterationTime(ms * 1e-3);
-    total += ms;
-    ++iters;
+    t.ms.push_back(ms);
   }
   BENCH_CUDA(cudaEventDestroy(e0));
   BENCH_CUDA(cudaEventDestroy(e1));
-  return total;
+  return t;
 }
 
 /// Device = true: the kernel's device-inputs variant (lr and step count read
@@ -316,16 +340,20 @@ void bm_step(benchmark::State& st, shape sh) {
   }
   for (int i = 0; i < 3; ++i) launch();
   BENCH_CUDA(cudaStreamSynchronize(stream));
-  std::int64_t iters = 0;
   g_telemetry->start();
-  const double total = time_iterations(st, stream, iters, launch);
+  const launch_times t = time_iterations(st, stream, launch);
   set_telemetry(st, g_telemetry->stop());
+  // The same launches back to back, no synchronization between them (what
+  // the development A/B harnesses time): beside the row's time, to tell the
+  // cost of a launch timed alone.
+  const double burst_ms = bench_gpu::time_ms(stream, launch);
   if constexpr (Device) {
     BENCH_CUDA(cudaFree(d_lr));
     BENCH_CUDA(cudaFree(d_step));
   }
   if (!s.ok()) st.SkipWithError(s.what());
-  set_counters(st, total, iters, w.moved_bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
+  set_counters(st, t, w.moved_bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
+  st.counters["burst_ms"] = burst_ms;
   st.counters["grid"] = plan.ref().grid();
   BENCH_CUDA(cudaStreamDestroy(stream));
 }
@@ -343,10 +371,9 @@ void bm_grad_stats(benchmark::State& st, shape sh) {
   device::grad_stats* out = nullptr;
   BENCH_CUDA(cudaMalloc(&out, sizeof(*out)));
   s = plan.grad_stats_async(out, nullptr);
-  std::int64_t iters = 0;
-  const double total = time_iterations(st, nullptr, iters, [&] { s = plan.grad_stats_async(out, nullptr); });
+  const launch_times t = time_iterations(st, nullptr, [&] { s = plan.grad_stats_async(out, nullptr); });
   const std::int64_t bytes = w.params * static_cast<std::int64_t>(sizeof(typename Config::grad_type));
-  set_counters(st, total, iters, bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
+  set_counters(st, t, bytes, w.params, static_cast<std::int64_t>(w.refs.size()));
   BENCH_CUDA(cudaFree(out));
 }
 
@@ -393,11 +420,10 @@ void bm_ceiling(benchmark::State& st, shape sh) {
   for (int i = 0; i < 3; ++i) launch();
   BENCH_CUDA(cudaGetLastError());
   BENCH_CUDA(cudaDeviceSynchronize());
-  std::int64_t iters = 0;
   g_telemetry->start();
-  const double total = time_iterations(st, nullptr, iters, launch);
+  const launch_times t = time_iterations(st, nullptr, launch);
   set_telemetry(st, g_telemetry->stop());
-  set_counters(st, total, iters, w.moved_bytes, w.params, 1);
+  set_counters(st, t, w.moved_bytes, w.params, 1);
   st.counters["grid"] = grid;
 }
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 flashoptim authors
+# SPDX-License-Identifier: Apache-2.0
+"""Tests of tools/bench_report.py's timing statistic, without a GPU: the
+report rebuilt (--from-json) from a saved run, as saved and with the counters
+bench_gpu_step writes since the twenty-second session (mean_ms beside the
+median per launch, burst_ms for the step rows). Standard library only.
+
+  test_bench_report.py <repository root>
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = None
+RUN = "bench/results/2026-12-05/session21/round_h4"
+ROW = "| adamw_default / flat268M | 1 | 268.4 M | 12.500 |"
+
+
+class TimingStatisticTest(unittest.TestCase):
+    def report(self, bench_json):
+        with tempfile.TemporaryDirectory(prefix="bench_report_") as d:
+            path = os.path.join(d, "bench_gpu.json")
+            with open(path, "w") as f:
+                json.dump(bench_json, f)
+            out = os.path.join(d, "BENCHMARKS.md")
+            subprocess.run([sys.executable, "tools/bench_report.py", "--from-json", path, f"{RUN}/torch.json",
+                            "--paper-json", f"{RUN}/paper.json", "--out", out],
+                           cwd=ROOT, check=True, capture_output=True, text=True)
+            with open(out) as f:
+                return f.read()
+
+    def saved(self):
+        with open(os.path.join(ROOT, RUN, "bench_gpu.json")) as f:
+            return json.load(f)
+
+    def row(self, text):
+        lines = [l for l in text.splitlines() if l.startswith(ROW)]
+        self.assertTrue(lines, "the default AdamW row is missing")
+        return lines[0]
+
+    def test_saved_run_says_mean_and_has_no_burst_column(self):
+        text = self.report(self.saved())
+        self.assertIn("mean over Google Benchmark's iterations", text)
+        self.assertNotIn("median of its launches", text)
+        self.assertNotIn("20 back to back", text)
+        self.assertIn("| 0.913 |", self.row(text))
+
+    def test_per_launch_median_and_burst(self):
+        data = self.saved()
+        for b in data["benchmarks"]:
+            if "ms" in b:
+                b["mean_ms"] = b["ms"] * 1.02
+            if b["name"].startswith("step/adamw_default/flat268M/default"):
+                b["ms"], b["burst_ms"] = 0.900, 0.876
+        text = self.report(data)
+        self.assertIn("median of its launches", text)
+        self.assertNotIn("mean over Google Benchmark's iterations", text)
+        self.assertIn("20 back to back, ms per step", text)
+        row = self.row(text)
+        # the row's time is the counter `ms` (the median), the burst beside it
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        self.assertEqual(cells[4], "0.900")
+        self.assertEqual(cells[-1], "0.876")
+        # a step row without a burst (an older binary's row mixed in) prints a dash
+        other = [l for l in text.splitlines() if l.startswith("| lion_default / flat268M |")]
+        self.assertTrue(other and other[0].rstrip().endswith("| - |"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    ROOT = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
