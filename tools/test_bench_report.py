@@ -56,15 +56,17 @@ class TimingStatisticTest(unittest.TestCase):
             if "ms" in b:
                 b["mean_ms"] = b["ms"] * 1.02
             if b["name"].startswith("step/adamw_default/flat268M/default"):
-                b["ms"], b["burst_ms"] = 0.900, 0.876
+                b["ms"], b["mean_ms"], b["burst_ms"] = 0.900, 0.931, 0.876
         text = self.report(data)
         self.assertIn("median of its launches", text)
         self.assertNotIn("mean over Google Benchmark's iterations", text)
         self.assertIn("20 back to back, ms per step", text)
         row = self.row(text)
-        # the row's time is the counter `ms` (the median), the burst beside it
+        # the row's time is the counter `ms` (the median); the mean and the
+        # burst beside it
         cells = [c.strip() for c in row.strip("|").split("|")]
         self.assertEqual(cells[4], "0.900")
+        self.assertEqual(cells[-2], "0.931")
         self.assertEqual(cells[-1], "0.876")
         # a step row without a burst (an older binary's row mixed in) prints a dash
         other = [l for l in text.splitlines() if l.startswith("| lion_default / flat268M |")]
