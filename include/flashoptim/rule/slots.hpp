@@ -25,10 +25,13 @@ template <int I>
 using slot_index = std::integral_constant<int, I>;
 
 namespace detail {
+// (f may be host-only, from host code: config.hpp, FLASHOPTIM_EXEC_CHECK_DISABLE)
+FLASHOPTIM_EXEC_CHECK_DISABLE
 template <class F, int... I>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE void for_each_slot_impl(F&& f, std::integer_sequence<int, I...>) {
   (f(slot_index<I>{}), ...);
 }
+FLASHOPTIM_EXEC_CHECK_DISABLE
 template <class F, int... I>
 FLASHOPTIM_HOST_DEVICE FLASHOPTIM_INLINE constexpr bool any_slot_impl(F&& f, std::integer_sequence<int, I...>) {
   return (false || ... || f(slot_index<I>{}));
