@@ -46,10 +46,7 @@ double time_ms(F&& f) {
   return now_ms() - t0;
 }
 
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using bench_gpu::median;
 
 template <class F>
 double median_ms(int repeats, F&& f) {

@@ -51,7 +51,7 @@ double measure_copy_bandwidth() {
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
-  std::vector<float> ms;
+  std::vector<double> ms;
   for (int i = 0; i < 23; ++i) {
     BENCH_CUDA(cudaEventRecord(e0));
     BENCH_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
@@ -61,10 +61,9 @@ double measure_copy_bandwidth() {
     BENCH_CUDA(cudaEventElapsedTime(&t, e0, e1));
     if (i >= 3) ms.push_back(t);
   }
-  std::sort(ms.begin(), ms.end());
   BENCH_CUDA(cudaFree(a));
   BENCH_CUDA(cudaFree(b));
-  return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+  return 2.0 * static_cast<double>(bytes) / (bench_gpu::median(ms) * 1e-3) / 1e9;
 }
 
 struct shape {
@@ -220,14 +219,8 @@ typename Config::hyper bench_hyper() {
 /// The per-launch times of one timed loop, in ms.
 struct launch_times {
   std::vector<double> ms;
-  /// The median (the upper one of an even count, as median_step_ms in
-  /// tools/bench_report.py takes torch's): the row's time.
-  double median() const {
-    if (ms.empty()) return 0.0;
-    std::vector<double> s = ms;
-    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
-    return s[s.size() / 2];
-  }
+  /// The median (bench_gpu::median): the row's time.
+  double median() const { return ms.empty() ? 0.0 : bench_gpu::median(ms); }
   double mean() const {
     double t = 0;
     for (double m : ms) t += m;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "flashoptim/status.hpp"
@@ -34,6 +35,13 @@
 
 namespace bench_gpu {
 
+/// The median of t (the upper one of an even count, as tools/bench_report.py
+/// takes torch's); t must not be empty.
+inline double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 /// Median over 7 repetitions of the mean time of 20 calls of f on `stream`
 /// (after 5 warm-up calls), in ms.
 template <class F>
@@ -54,8 +62,7 @@ double time_ms(cudaStream_t stream, F&& f) {
   }
   BENCH_CUDA(cudaEventDestroy(a));
   BENCH_CUDA(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median(std::move(ms));
 }
 
 }  // namespace bench_gpu
