@@ -11,7 +11,10 @@ Every number in the report comes from this one run: the copy bandwidth is
 measured by the benchmark binary (a 4 GiB cudaMemcpy device to device,
 read + write), torch is timed with CUDA events (median of 20 steps after 3
 warm-up steps), and the library's steps with CUDA events per step
-(Google Benchmark manual time, mean over its iterations).
+(the median of a row's launches, each timed alone; a run saved before
+the median existed falls back to Google Benchmark's mean). The mean of the
+same launches and a time per step over 20 launches back to back are
+printed beside it where the run has them.
 """
 import argparse
 import json
