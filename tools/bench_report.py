@@ -149,7 +149,7 @@ def fmt_row(cells):
     return "| " + " | ".join(cells) + " |"
 
 
-def write_readme_table(path, when, copy, get, torch_rows, paper_rows):
+def write_readme_table(path, when, device, copy, get, torch_rows, paper_rows):
     """README.md's performance table: the default AdamW step beside its peers, from this run's rows."""
     def ms(r, bold=False):
         if not r:
@@ -159,7 +159,7 @@ def write_readme_table(path, when, copy, get, torch_rows, paper_rows):
     llama = get("step/adamw_default/llama1B/default")
     ours_flat = ms(flat, True) + (f" ({flat['pct_copy']:.1f}% of copy bandwidth)" if flat else "")
     table = [
-        f"One run of {str(when)[:10]}, every row measured in it (copy bandwidth {copy:.0f} GB/s):",
+        f"One run of {str(when)[:10]} on one {device}, every row measured in it (copy bandwidth {copy:.0f} GB/s):",
         "",
         fmt_row(["AdamW step", "B/param moved", "268M params, 1 tensor", "Llama-3.2-1B list (147 tensors)"]),
         fmt_row(["---"] * 4),
@@ -470,7 +470,7 @@ def main():
     lines.append("")
 
     if args.readme:
-        write_readme_table(args.readme, when, copy, get, torch_rows, paper_rows)
+        write_readme_table(args.readme, when, ctx.get("device", "?"), copy, get, torch_rows, paper_rows)
 
     tuning = [(n, b) for n, b in rows.items() if n.startswith("step/adamw_default/flat268M/")]
     if len(tuning) > 1:

@@ -16,7 +16,7 @@ for name in test_gpu_exhaustive test_gpu_step_parity test_gpu_zero_gradients tes
             test_gpu_finite_property flashoptim_example_shard_step flashoptim_example_groups_graph \
             flashoptim_example_offload_gpu test_gpu_extension test_gpu_grad_pass test_gpu_optimizer \
             test_gpu_optimizer_io test_gpu_optimizer_offload test_gpu_fp8_param test_gpu_fp8_step flashoptim_train \
-            bench_gpu_optimizer bench_fp8_param flashoptim_example_fp8_gather; do
+            bench_gpu_optimizer bench_fp8_param flashoptim_example_fp8_gather test_gpu_optimizer_fp8; do
   exe=$(find "$BUILD" -name "$name" -type f -perm -u+x | head -1)
   if [ -z "$exe" ]; then echo "missing: $name" >&2; continue; fi
   cp "$exe" "$DEST/"
