@@ -4,7 +4,8 @@
 """Tests of tools/bench_report.py's timing statistic, without a GPU: the
 report rebuilt (--from-json) from a saved run, as saved and with the counters
 bench_gpu_step writes since the twenty-second session (mean_ms beside the
-median per launch, burst_ms for the step rows). Standard library only.
+median per launch, burst_ms for the step rows), and README's performance
+table, which names the run's device. Standard library only.
 
   test_bench_report.py <repository root>
 """
@@ -71,6 +72,26 @@ class TimingStatisticTest(unittest.TestCase):
         # a step row without a burst (an older binary's row mixed in) prints a dash
         other = [l for l in text.splitlines() if l.startswith("| lion_default / flat268M |")]
         self.assertTrue(other and other[0].rstrip().endswith("| - |"))
+
+
+class ReadmeTableTest(unittest.TestCase):
+    def test_table_names_the_runs_device(self):
+        # README's performance table says which card its run was on: the
+        # file runs moved from an H200 to an H100 (twenty-third session)
+        with tempfile.TemporaryDirectory(prefix="bench_report_") as d:
+            readme = os.path.join(d, "README.md")
+            with open(readme, "w") as f:
+                f.write("# x\n\n<!-- perf-table:begin -->\nold\n<!-- perf-table:end -->\n")
+            subprocess.run([sys.executable, "tools/bench_report.py", "--from-json", f"{RUN}/bench_gpu.json",
+                            f"{RUN}/torch.json", "--paper-json", f"{RUN}/paper.json",
+                            "--out", os.path.join(d, "BENCHMARKS.md"), "--readme", readme],
+                           cwd=ROOT, check=True, capture_output=True, text=True)
+            with open(readme) as f:
+                text = f.read()
+        with open(os.path.join(ROOT, RUN, "bench_gpu.json")) as f:
+            device = json.load(f)["context"]["device"]
+        self.assertIn(f"One run of 2026-12-05 on one {device}, every row measured in it", text)
+        self.assertNotIn("old", text)
 
 
 if __name__ == "__main__":
