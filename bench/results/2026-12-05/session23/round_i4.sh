@@ -14,5 +14,5 @@ s=$SECONDS; timeout 200 $B/test_gpu_optimizer_fp8 > $OUT/optimizer_fp8.log 2>&1
 note "test_gpu_optimizer_fp8 rc=$? ($((SECONDS-s)) s) $(grep -a -E '^\[doctest\] (test cases|assertions)' $OUT/optimizer_fp8.log | tr '\n' ' ')"
 s=$SECONDS; timeout 60 $B/flashoptim_example_fp8_gather > $OUT/fp8_gather.log 2>&1
 note "flashoptim_example_fp8_gather rc=$? ($((SECONDS-s)) s)"; tail -5 $OUT/fp8_gather.log >> $S
-s=$SECONDS; timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 $B/test_gpu_optimizer_fp8 > $OUT/memcheck_optimizer_fp8.log 2>&1
+s=$SECONDS; timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 $B/test_gpu_optimizer_fp8 > $OUT/memcheck_optimizer_fp8.log 2>&1
 note "memcheck test_gpu_optimizer_fp8 rc=$? ($((SECONDS-s)) s) $(grep -a 'ERROR SUMMARY' $OUT/memcheck_optimizer_fp8.log | tail -1)"
