@@ -323,7 +323,8 @@ def main():
     lines.append("```")
     lines.append("")
     when = ctx.get("date") if args.from_json else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    lines.append(f"- device: {ctx.get('device', '?')}; run: {when}")
+    device = ctx.get("device", "?")
+    lines.append(f"- device: {device}; run: {when}")
     failed = [b["name"] for b in data["benchmarks"] if b.get("error_occurred")]
     if failed:
         lines.append(f"- **failed benchmarks** (see the run's log): {', '.join(failed)}")
@@ -470,7 +471,7 @@ def main():
     lines.append("")
 
     if args.readme:
-        write_readme_table(args.readme, when, ctx.get("device", "?"), copy, get, torch_rows, paper_rows)
+        write_readme_table(args.readme, when, device, copy, get, torch_rows, paper_rows)
 
     tuning = [(n, b) for n, b in rows.items() if n.startswith("step/adamw_default/flat268M/")]
     if len(tuning) > 1:

@@ -22,17 +22,22 @@ RUN = "bench/results/2026-12-05/session21/round_h4"
 ROW = "| adamw_default / flat268M | 1 | 268.4 M | 12.500 |"
 
 
+def rebuild(d, bench_path, *extra):
+    """tools/bench_report.py --from-json on bench_path and the saved run's
+    torch and paper timings, BENCHMARKS.md written into folder d."""
+    subprocess.run([sys.executable, "tools/bench_report.py", "--from-json", bench_path, f"{RUN}/torch.json",
+                    "--paper-json", f"{RUN}/paper.json", "--out", os.path.join(d, "BENCHMARKS.md"), *extra],
+                   cwd=ROOT, check=True, capture_output=True, text=True)
+
+
 class TimingStatisticTest(unittest.TestCase):
     def report(self, bench_json):
         with tempfile.TemporaryDirectory(prefix="bench_report_") as d:
             path = os.path.join(d, "bench_gpu.json")
             with open(path, "w") as f:
                 json.dump(bench_json, f)
-            out = os.path.join(d, "BENCHMARKS.md")
-            subprocess.run([sys.executable, "tools/bench_report.py", "--from-json", path, f"{RUN}/torch.json",
-                            "--paper-json", f"{RUN}/paper.json", "--out", out],
-                           cwd=ROOT, check=True, capture_output=True, text=True)
-            with open(out) as f:
+            rebuild(d, path)
+            with open(os.path.join(d, "BENCHMARKS.md")) as f:
                 return f.read()
 
     def saved(self):
@@ -82,10 +87,7 @@ class ReadmeTableTest(unittest.TestCase):
             readme = os.path.join(d, "README.md")
             with open(readme, "w") as f:
                 f.write("# x\n\n<!-- perf-table:begin -->\nold\n<!-- perf-table:end -->\n")
-            subprocess.run([sys.executable, "tools/bench_report.py", "--from-json", f"{RUN}/bench_gpu.json",
-                            f"{RUN}/torch.json", "--paper-json", f"{RUN}/paper.json",
-                            "--out", os.path.join(d, "BENCHMARKS.md"), "--readme", readme],
-                           cwd=ROOT, check=True, capture_output=True, text=True)
+            rebuild(d, f"{RUN}/bench_gpu.json", "--readme", readme)
             with open(readme) as f:
                 text = f.read()
         with open(os.path.join(ROOT, RUN, "bench_gpu.json")) as f:
